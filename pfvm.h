@@ -1503,7 +1503,8 @@ PFVM_API void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
  * pfvm starts no threads: a program that wants kernels to use several cores
  * gives its executor a parallel-for (pfvm_exec_set_parallel, src/exec),
  * and the kernels that split their work (the matrix engine of MatMul, Gemm
- * and Conv, depthwise convolution) run their parts through it. Parts
+ * and Conv, depthwise convolution, pooling, the fused and plain
+ * element-wise loops, Concat) run their parts through it. Parts
  * write disjoint outputs and never split a sum, so results are the same
  * bits with any number of threads. */
 typedef void (*pfvm_task_fn)(void *ctx, int i);
@@ -16487,36 +16488,115 @@ PFVM__EW_NOINLINE static pfvm_code pfvm__ew_iter_init(pfvm_kctx *k, pfvm__ew_ite
     return PFVM_OK;
 }
 
-PFVM_INTERNAL pfvm_code pfvm_ew_apply(pfvm_kctx *k, const pfvm_tensor *const *in, int n, pfvm_tensor *out,
-                                      pfvm_ew_fn fn, void *user)
+/* Spans are cut inside rows only where threads split a walk: a build
+ * without threads compiles the plain walk over whole rows. */
+#ifdef PFVM_NO_THREADS
+#define PFVM__EW_CUT 0
+#else
+#define PFVM__EW_CUT 1
+#endif
+
+/* Calls fn over the output positions [e0, e1) of the walk `it` over n
+ * inputs: one span per row of the merged dims, the first and last cut at
+ * e0 and e1. */
+static void pfvm__ew_walk(const pfvm__ew_iter *it, int n, pfvm_ew_fn fn, void *user, int64_t e0, int64_t e1)
+{
+    int64_t idx[PFVM_MAX_RANK], off[PFVM__EW_MAX_IN], at[PFVM__EW_MAX_IN], inner_st[PFVM__EW_MAX_IN], inner, row, c0,
+        pos;
+    int j, d;
+    inner = it->rank ? it->dims[it->rank - 1] : 1;
+    row = PFVM__EW_CUT ? e0 / inner : 0;
+    c0 = PFVM__EW_CUT ? e0 - row * inner : 0;
+    for (j = 0; j < n; j++) {
+        off[j] = 0;
+        inner_st[j] = it->rank ? it->st[j][it->rank - 1] : 0;
+    }
+    memset(idx, 0, sizeof idx);
+    for (d = it->rank - 2; d >= 0 && row; d--) { /* the row e0 is in, as indices over the outer dims */
+        idx[d] = row % it->dims[d];
+        row /= it->dims[d];
+        for (j = 0; j < n; j++)
+            off[j] += idx[d] * it->st[j][d];
+    }
+    for (pos = e0 - c0; pos < e1; pos += inner) {
+        int64_t end = PFVM__EW_CUT && e1 - pos < inner ? e1 - pos : inner;
+        for (j = 0; PFVM__EW_CUT && j < n; j++)
+            at[j] = off[j] + c0 * inner_st[j];
+        fn(user, pos + c0, end - c0, PFVM__EW_CUT ? at : off, inner_st);
+        c0 = 0;
+        for (d = it->rank - 2; d >= 0; d--) {
+            for (j = 0; j < n; j++)
+                off[j] += it->st[j][d];
+            if (++idx[d] < it->dims[d])
+                break;
+            for (j = 0; j < n; j++)
+                off[j] -= it->st[j][d] * it->dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+#ifndef PFVM_NO_THREADS
+/* Elements from which a float32 map is cut over the threads: below, waking
+ * a worker costs more than half the work saves. Cuts fall on multiples of
+ * PFVM__EW_PAR_ALIGN elements (whole cache lines: no line written by two
+ * threads). */
+#define PFVM__EW_PAR_MIN 32768
+#define PFVM__EW_PAR_ALIGN 1024
+#define PFVM__EW_MAX_PARTS 64
+
+typedef struct pfvm__ew_par {
+    const pfvm__ew_iter *it;
+    int n, parts;
+    pfvm_ew_fn fn;
+    void *user;
+    int64_t total;
+} pfvm__ew_par;
+
+static void pfvm__ew_part(void *ctx, int i)
+{
+    const pfvm__ew_par *a = (const pfvm__ew_par *)ctx;
+    int64_t units = (a->total + PFVM__EW_PAR_ALIGN - 1) / PFVM__EW_PAR_ALIGN;
+    int64_t e0 = units * i / a->parts * PFVM__EW_PAR_ALIGN, e1 = units * (i + 1) / a->parts * PFVM__EW_PAR_ALIGN;
+    pfvm__ew_walk(a->it, a->n, a->fn, a->user, e0, e1 < a->total ? e1 : a->total);
+}
+#endif
+
+/* pfvm_ew_apply, cut over k's threads where `split` and the size allow:
+ * fn must then write only the span it is given (a pure element-wise
+ * function). The spans' cuts never change an element's bits: fn computes
+ * each element alone. */
+static pfvm_code pfvm__ew_apply_split(pfvm_kctx *k, const pfvm_tensor *const *in, int n, pfvm_tensor *out,
+                                      pfvm_ew_fn fn, void *user, int split)
 {
     pfvm__ew_iter it;
-    int64_t idx[PFVM_MAX_RANK], off[PFVM__EW_MAX_IN], inner_st[PFVM__EW_MAX_IN], total, inner, pos;
-    int j, d;
+    int64_t total;
     if (pfvm__ew_iter_init(k, &it, in, n, out))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     total = pfvm_tensor_numel(out);
     if (total <= 0)
         return PFVM_OK;
-    for (j = 0; j < n; j++) {
-        off[j] = 0;
-        inner_st[j] = it.rank ? it.st[j][it.rank - 1] : 0;
+#ifndef PFVM_NO_THREADS
+    if (split && total >= PFVM__EW_PAR_MIN && PFVM__KTHREADS(k) > 1) {
+        pfvm__ew_par a;
+        int64_t units = (total + PFVM__EW_PAR_ALIGN - 1) / PFVM__EW_PAR_ALIGN;
+        a.it = &it, a.n = n, a.fn = fn, a.user = user, a.total = total;
+        a.parts = PFVM__KTHREADS(k) < PFVM__EW_MAX_PARTS ? PFVM__KTHREADS(k) : PFVM__EW_MAX_PARTS;
+        a.parts = units < a.parts ? (int)units : a.parts;
+        pfvm_kctx_parallel(k, a.parts, pfvm__ew_part, &a);
+        return PFVM_OK;
     }
-    inner = it.rank ? it.dims[it.rank - 1] : 1;
-    memset(idx, 0, sizeof idx);
-    for (pos = 0; pos < total; pos += inner) {
-        fn(user, pos, inner, off, inner_st);
-        for (d = it.rank - 2; d >= 0; d--) {
-            for (j = 0; j < n; j++)
-                off[j] += it.st[j][d];
-            if (++idx[d] < it.dims[d])
-                break;
-            for (j = 0; j < n; j++)
-                off[j] -= it.st[j][d] * it.dims[d];
-            idx[d] = 0;
-        }
-    }
+#else
+    (void)split;
+#endif
+    pfvm__ew_walk(&it, n, fn, user, 0, total);
     return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_ew_apply(pfvm_kctx *k, const pfvm_tensor *const *in, int n, pfvm_tensor *out,
+                                      pfvm_ew_fn fn, void *user)
+{
+    return pfvm__ew_apply_split(k, in, n, out, fn, user, 0);
 }
 
 PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_dims(pfvm_kctx *k, const pfvm_tensor *const *in, int n, int *rank,
@@ -17647,7 +17727,8 @@ static pfvm_code pfvm__ew_map(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__e
     if (pfvm__ew_choose_path(k, &r))
         return k->st ? k->st->code : PFVM_ERR_UNSUPPORTED;
     r.out_size = pfvm_dtype_size(out->dtype);
-    return pfvm_ew_apply(k, in, n, out, pfvm__ew_span, &r);
+    /* the float32 loops compute each element alone: they may be cut */
+    return pfvm__ew_apply_split(k, in, n, out, pfvm__ew_span, &r, r.path == PFVM__EW_PATH_F32);
 }
 
 /* Opsets before 7 broadcast B against A with an explicit `axis`: B's dims
@@ -21603,6 +21684,174 @@ static int pfvm__fz_sink_shape(pfvm__fz_sink *k, const int64_t *S, int rank, int
     return 1;
 }
 
+/* Walks are cut inside rows only where threads split them: a build
+ * without threads compiles the plain walk over whole rows. */
+#ifdef PFVM_NO_THREADS
+#define PFVM__FZ_CUT 0
+#else
+#define PFVM__FZ_CUT 1
+#endif
+
+/* Walks the flattened output positions [e0, e1) of the walk's shape
+ * (r merged dims D, the last `inner` long): loads the inputs block by
+ * block, runs the program and stores (or folds into the reductions).
+ * Every element is computed by the same block kernels wherever a block
+ * starts, so any cut of [0, total) gives the same bits. */
+static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *D, int64_t (*sst)[PFVM_MAX_RANK],
+                          int64_t inner, int64_t total, int64_t e0, int64_t e1)
+{
+    int64_t idx[PFVM_MAX_RANK], row = PFVM__FZ_CUT && inner ? e0 / inner : 0, c0 = PFVM__FZ_CUT ? e0 - row * inner : 0;
+    int64_t fill = 0, bpos = e0, pos, c, m;
+    int ns = (int)stbds_arrlen(p->sinks), j, d;
+    memset(idx, 0, sizeof idx);
+    for (d = r - 2; d >= 0 && row; d--) { /* the row e0 is in, as indices over D[0..r-2] */
+        idx[d] = row % D[d];
+        row /= D[d];
+        for (j = 0; j < p->n_ld; j++)
+            if (p->in_reg[j] >= 0)
+                p->off[j] += idx[d] * p->st[(size_t)j * PFVM_MAX_RANK + d];
+        for (j = 0; j < ns; j++)
+            p->sinks[j].off += idx[d] * sst[j][d];
+    }
+    for (pos = e0 - c0; pos < e1; pos += inner) {
+        int64_t end = PFVM__FZ_CUT && e1 - pos < inner ? e1 - pos : inner;
+        for (c = PFVM__FZ_CUT && pos + c0 == e0 ? c0 : 0; c < end; c += m) {
+            if (fill == 0 && end - c >= PFVM_FUSE_BLOCK) {
+                m = PFVM_FUSE_BLOCK;
+                pfvm__fz_direct_block(p, k, r, c, bpos,
+                                      end - c >= 2 * PFVM_FUSE_BLOCK && total >= (1 << 18) &&
+                                          p->n_steps >= PFVM__FZ_PREFETCH_STEPS);
+                bpos += m;
+                continue;
+            }
+            m = end - c < PFVM_FUSE_BLOCK - fill ? end - c : PFVM_FUSE_BLOCK - fill;
+            for (j = 0; j < p->n_ld && r > 0; j++) {
+                int64_t sj;
+                if (p->in_reg[j] < 0 || p->fixed[j])
+                    continue;
+                sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
+                pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK + fill, p->inp[j], p->off[j] + c * sj,
+                              sj, m);
+            }
+            pfvm__fz_chunk(p, fill, m, c);
+            fill += m;
+            if (fill == PFVM_FUSE_BLOCK) {
+                pfvm__fz_exec_block(p);
+                pfvm__fz_store_block(p, k, bpos, fill);
+                bpos += fill;
+                fill = 0;
+            }
+        }
+        c0 = 0;
+        for (d = r - 2; d >= 0; d--) {
+            for (j = 0; j < p->n_ld; j++)
+                if (p->in_reg[j] >= 0)
+                    p->off[j] += p->st[(size_t)j * PFVM_MAX_RANK + d];
+            for (j = 0; j < ns; j++)
+                p->sinks[j].off += sst[j][d];
+            if (++idx[d] < D[d])
+                break;
+            for (j = 0; j < p->n_ld; j++)
+                if (p->in_reg[j] >= 0)
+                    p->off[j] -= p->st[(size_t)j * PFVM_MAX_RANK + d] * D[d];
+            for (j = 0; j < ns; j++)
+                p->sinks[j].off -= sst[j][d] * D[d];
+            idx[d] = 0;
+        }
+    }
+    if (fill) {
+        pfvm__fz_exec_block(p);
+        pfvm__fz_store_block(p, k, bpos, fill);
+    }
+}
+
+#ifdef PFVM_NO_THREADS
+#define pfvm__fz_walk_split(p, k, r, D, inner, total) ((void)(p), (void)(k), 0)
+#else
+/* Element-steps (positions x kernel calls per block) from which a walk is
+ * cut over the threads: below, the region's cost (waking a worker, the
+ * parts' registers) is more than half the work. */
+#define PFVM__FZ_PAR_MIN 32768
+#define PFVM__FZ_MAX_PARTS 64
+/* The walk cut over the threads: part i walks [cut[i], cut[i + 1]) in a
+ * copy of the program with registers, pointers and offsets of its own
+ * (part 0 in the program itself). */
+typedef struct pfvm__fz_par {
+    pfvm__fz_prog *p;
+    pfvm_kctx *k;
+    int r;
+    const int64_t *D;
+    int64_t inner, total;
+    char *mem;   /* parts 1..: their state, `per` bytes each, 64-byte aligned */
+    size_t per;
+    int64_t cut[PFVM__FZ_MAX_PARTS + 1];
+} pfvm__fz_par;
+
+/* The bytes of a part's state (registers, pointers, offsets, chunks), a
+ * multiple of 64. */
+static size_t pfvm__fz_part_bytes(const pfvm__fz_prog *p)
+{
+    size_t b = (size_t)(p->n_regs ? p->n_regs : 1) * PFVM_FUSE_BLOCK * sizeof(float) +
+               sizeof(float *) * (size_t)(p->n_regs + 1) + sizeof(int64_t) * ((size_t)p->n_in + 2 + 2 * PFVM_FUSE_BLOCK);
+    return (b + 63) / 64 * 64;
+}
+
+static void pfvm__fz_part(void *ctx, int i)
+{
+    pfvm__fz_par *a = (pfvm__fz_par *)ctx;
+    pfvm__fz_prog q = *a->p;
+    int j;
+    if (i > 0) {
+        char *m = a->mem + a->per * (size_t)(i - 1);
+        size_t regs = (size_t)(q.n_regs ? q.n_regs : 1) * PFVM_FUSE_BLOCK * sizeof(float);
+        q.regs = (float *)m;
+        q.ptr = (float **)(m + regs);
+        q.off = (int64_t *)(q.ptr + q.n_regs + 1);
+        q.chunk_at = q.off + q.n_in + 2;
+        q.chunk_len = q.chunk_at + PFVM_FUSE_BLOCK;
+        for (j = 0; j < q.n_regs; j++)
+            q.ptr[j] = q.regs + (size_t)j * PFVM_FUSE_BLOCK;
+        for (j = 0; j < q.n_ld; j++) /* one-value inputs are loaded once per run */
+            if (q.in_reg[j] >= 0 && q.fixed[j])
+                memcpy(q.ptr[q.in_reg[j]], a->p->regs + (size_t)q.in_reg[j] * PFVM_FUSE_BLOCK,
+                       PFVM_FUSE_BLOCK * sizeof(float));
+    }
+    for (j = 0; j < q.n_ld; j++)
+        q.off[j] = 0;
+    q.n_chunks = 0;
+    pfvm__fz_walk(&q, a->k, a->r, a->D, NULL, a->inner, a->total, a->cut[i], a->cut[i + 1]);
+}
+
+/* Cuts a walk without reductions over k's threads where its work pays
+ * for it: 1 done, 0 not cut (the caller walks it whole), -1 no memory for
+ * the parts (k->st says why). */
+static int pfvm__fz_walk_split(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *D, int64_t inner, int64_t total)
+{
+    pfvm__fz_par a;
+    int parts = PFVM__KTHREADS(k), i;
+    int64_t blocks;
+    if (parts <= 1 || stbds_arrlen(p->sinks) || (float)total * (float)(p->n_steps + 1) < (float)PFVM__FZ_PAR_MIN)
+        return 0;
+    if (parts > PFVM__FZ_MAX_PARTS)
+        parts = PFVM__FZ_MAX_PARTS;
+    blocks = (total + PFVM_FUSE_BLOCK - 1) / PFVM_FUSE_BLOCK;
+    if (parts > blocks)
+        parts = (int)blocks;
+    if (parts <= 1)
+        return 0;
+    a.per = pfvm__fz_part_bytes(p);
+    a.mem = (char *)pfvm_kctx_scratch(k, a.per * (size_t)(parts - 1) + 64);
+    if (!a.mem)
+        return -1; /* k->st says why */
+    a.mem += (64 - (size_t)((uintptr_t)a.mem % 64)) % 64;
+    a.p = p, a.k = k, a.r = r, a.D = D, a.inner = inner, a.total = total;
+    for (i = 0; i <= parts; i++) /* in whole blocks, so each part's blocks are those of one thread */
+        a.cut[i] = i == parts ? total : blocks * i / parts * PFVM_FUSE_BLOCK;
+    pfvm_kctx_parallel(k, parts, pfvm__fz_part, &a);
+    return 1;
+}
+#endif
+
 /* Runs p over the output. Returns PFVM_OK with *fallback set (and nothing
  * written) when this call is outside what the program handles: outputs of
  * unexpected shapes or of types it cannot store, inputs that do not
@@ -21728,7 +21977,7 @@ static pfvm_code pfvm__fz_prepare_head(pfvm__fz_prog *p, const pfvm_kctx *k, con
 
 static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
 {
-    int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], idx[PFVM_MAX_RANK], total = 1, inner, pos, c, n_acc = 0;
+    int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], total = 1, inner, n_acc = 0;
     int64_t sst[PFVM_MAX_RANK][PFVM_MAX_RANK];
     int ns = (int)stbds_arrlen(p->sinks), rank = -1, r = 0, i, j, d;
     double *acc;
@@ -21932,59 +22181,12 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                 }
         }
         pfvm__fz_chains(p);
-        memset(idx, 0, sizeof idx);
         p->n_chunks = 0;
-        {
-            int64_t fill = 0, bpos = 0, m;
-            for (pos = 0; pos < total; pos += inner) {
-                for (c = 0; c < inner; c += m) {
-                    if (fill == 0 && inner - c >= PFVM_FUSE_BLOCK) {
-                        m = PFVM_FUSE_BLOCK;
-                        pfvm__fz_direct_block(p, k, r, c, bpos,
-                                              inner - c >= 2 * PFVM_FUSE_BLOCK && total >= (1 << 18) &&
-                                                  p->n_steps >= PFVM__FZ_PREFETCH_STEPS);
-                        bpos += m;
-                        continue;
-                    }
-                    m = inner - c < PFVM_FUSE_BLOCK - fill ? inner - c : PFVM_FUSE_BLOCK - fill;
-                    for (j = 0; j < p->n_ld && r > 0; j++) {
-                        int64_t sj;
-                        if (p->in_reg[j] < 0 || p->fixed[j])
-                            continue;
-                        sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
-                        pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK + fill, p->inp[j],
-                                      p->off[j] + c * sj, sj, m);
-                    }
-                    pfvm__fz_chunk(p, fill, m, c);
-                    fill += m;
-                    if (fill == PFVM_FUSE_BLOCK) {
-                        pfvm__fz_exec_block(p);
-                        pfvm__fz_store_block(p, k, bpos, fill);
-                        bpos += fill;
-                        fill = 0;
-                    }
-                }
-                for (d = r - 2; d >= 0; d--) {
-                    for (j = 0; j < p->n_ld; j++)
-                        if (p->in_reg[j] >= 0)
-                            p->off[j] += p->st[(size_t)j * PFVM_MAX_RANK + d];
-                    for (j = 0; j < ns; j++)
-                        p->sinks[j].off += sst[j][d];
-                    if (++idx[d] < D[d])
-                        break;
-                    for (j = 0; j < p->n_ld; j++)
-                        if (p->in_reg[j] >= 0)
-                            p->off[j] -= p->st[(size_t)j * PFVM_MAX_RANK + d] * D[d];
-                    for (j = 0; j < ns; j++)
-                        p->sinks[j].off -= sst[j][d] * D[d];
-                    idx[d] = 0;
-                }
-            }
-            if (fill) {
-                pfvm__fz_exec_block(p);
-                pfvm__fz_store_block(p, k, bpos, fill);
-            }
-        }
+        j = pfvm__fz_walk_split(p, k, r, D, inner, total);
+        if (j < 0)
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+        if (!j)
+            pfvm__fz_walk(p, k, r, D, sst, inner, total, 0, total);
     }
     /* the tail, in place on its output */
     if (p->tail) {
@@ -22206,6 +22408,15 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
     s->prog = p;
     s->tried = 1;
     pfvm_kctx_set_state(k, s, pfvm__fz_state_free);
+#ifndef PFVM_NO_THREADS
+    /* the parts' state of a walk cut over the threads (pfvm__fz_walk_split),
+     * reserved now so that runs allocate nothing */
+    if (p && !stbds_arrlen(p->sinks) && PFVM__KTHREADS(k) > 1) {
+        int parts = PFVM__KTHREADS(k) < PFVM__FZ_MAX_PARTS ? PFVM__KTHREADS(k) : PFVM__FZ_MAX_PARTS;
+        if (!pfvm_kctx_scratch(k, pfvm__fz_part_bytes(p) * (size_t)(parts - 1) + 64))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
+#endif
     if (p && stbds_arrlen(p->sinks)) {
         /* the reductions' accumulators, as pfvm__fz_run asks for them */
         int64_t n_acc = 0;
@@ -30754,6 +30965,39 @@ PFVM_DISPATCH static float pfvm__nn_sum_f32(const float *x, int64_t n)
     return t;
 }
 
+#ifndef PFVM_NO_THREADS
+/* Global average and max pooling of float32 planes, split by channels
+ * (part i of `parts`: each channel is summed whole by one thread, so the
+ * bits do not depend on the split; pfvm__nn_global's loop, per part). */
+typedef struct pfvm__nn_gpool {
+    const float *x;
+    float *y;
+    int64_t nc, plane;
+    int kind, parts;
+} pfvm__nn_gpool;
+
+/* Elements from which global pooling is split: below, waking a thread
+ * costs more than half the work. */
+#define PFVM__NN_GPOOL_PAR_MIN 32768
+
+static void pfvm__nn_gpool_part(void *ctx, int part)
+{
+    const pfvm__nn_gpool *g = (const pfvm__nn_gpool *)ctx;
+    int64_t c, i, c1 = g->nc * (part + 1) / g->parts;
+    for (c = g->nc * part / g->parts; c < c1; c++) {
+        const float *x = g->x + c * g->plane;
+        float acc = g->kind == PFVM__NN_MAX ? -INFINITY : 0;
+        if (g->kind == PFVM__NN_AVG) {
+            acc = pfvm__nn_sum_f32(x, g->plane);
+        } else {
+            for (i = 0; i < g->plane; i++)
+                acc = x[i] > acc ? x[i] : acc;
+        }
+        g->y[c] = g->kind == PFVM__NN_AVG ? (g->plane ? acc / (float)g->plane : 0.0f) : acc;
+    }
+}
+#endif
+
 static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
 {
     const pfvm_tensor *X = k->in[0];
@@ -30771,6 +31015,16 @@ static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
     NC = X->dims[0] * X->dims[1];
     plane = pfvm__nn_plane(X);
     if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && k->out[0]->dtype == PFVM_FLOAT) {
+#ifndef PFVM_NO_THREADS
+        if ((float)NC * (float)plane >= (float)PFVM__NN_GPOOL_PAR_MIN && NC > 1 && PFVM__KTHREADS(k) > 1) {
+            pfvm__nn_gpool g;
+            g.x = (const float *)X->data, g.y = (float *)k->out[0]->data;
+            g.nc = NC, g.plane = plane, g.kind = kind;
+            g.parts = PFVM__KTHREADS(k) < NC ? PFVM__KTHREADS(k) : (int)NC;
+            pfvm_kctx_parallel(k, g.parts, pfvm__nn_gpool_part, &g);
+            return PFVM_OK;
+        }
+#endif
         for (c = 0; c < NC; c++) {
             const float *x = (const float *)X->data + c * plane;
             float acc = kind == PFVM__NN_MAX ? -INFINITY : 0;
@@ -40987,6 +41241,61 @@ static pfvm_code pfvm__tn_infer_concat(pfvm_ictx *c)
     return pfvm_ival_set_sym(c, c->out[0], syms, n_sym);
 }
 
+#ifndef PFVM_NO_THREADS
+/* Concat's copies cut over the threads by output position (part i writes
+ * elements [total*i/parts, total*(i+1)/parts), in whole cache lines): for
+ * outputs of PFVM__TN_CAT_PAR_MIN elements and more, of fixed-size
+ * elements, with no input inside the output's memory. */
+#define PFVM__TN_CAT_PAR_MIN 32768
+typedef struct pfvm__tn_cat {
+    pfvm_kctx *k;
+    pfvm_tensor *y;
+    int a, parts;
+    int64_t outer, inner, total;
+} pfvm__tn_cat;
+
+static void pfvm__tn_cat_part(void *ctx, int i)
+{
+    const pfvm__tn_cat *c = (const pfvm__tn_cat *)ctx;
+    int64_t lines = (c->total + 15) / 16, e0 = lines * i / c->parts * 16, e1 = lines * (i + 1) / c->parts * 16;
+    int64_t row = c->y->dims[c->a] * c->inner, o;
+    int j;
+    e1 = e1 < c->total ? e1 : c->total;
+    for (o = e0 / row; o < c->outer && o * row < e1; o++) {
+        int64_t at = 0;
+        for (j = 0; j < c->k->n_in; j++) {
+            const pfvm_tensor *x = c->k->in[j];
+            int64_t chunk = x->dims[c->a] * c->inner, y0 = o * row + at * c->inner;
+            int64_t lo = y0 > e0 ? y0 : e0, hi = y0 + chunk < e1 ? y0 + chunk : e1;
+            if (lo < hi)
+                pfvm_tn_copy(c->y, lo, x, o * chunk + (lo - y0), hi - lo);
+            at += x->dims[c->a];
+        }
+    }
+}
+
+/* 1 when the copies ran cut over the threads, 0 when the caller runs them. */
+static int pfvm__tn_cat_split(pfvm_kctx *k, pfvm_tensor *y, int a, int64_t outer, int64_t inner)
+{
+    pfvm__tn_cat c;
+    const char *y0 = (const char *)y->data, *y1;
+    int j, threads = PFVM__KTHREADS(k);
+    c.total = pfvm_tensor_numel(y);
+    if (threads <= 1 || c.total < PFVM__TN_CAT_PAR_MIN || y->dtype == PFVM_STRING || !y0)
+        return 0;
+    y1 = y0 + (size_t)c.total * pfvm_dtype_size(y->dtype);
+    for (j = 0; j < k->n_in; j++) {
+        const char *x0 = (const char *)k->in[j]->data;
+        if (x0 && x0 < y1 && x0 + (size_t)pfvm_tensor_numel(k->in[j]) * pfvm_dtype_size(y->dtype) > y0)
+            return 0; /* in place: the copies' order matters */
+    }
+    c.k = k, c.y = y, c.a = a, c.outer = outer, c.inner = inner;
+    c.parts = threads < 64 ? threads : 64;
+    pfvm_kctx_parallel(k, c.parts, pfvm__tn_cat_part, &c);
+    return 1;
+}
+#endif
+
 static pfvm_code pfvm__tn_k_concat(pfvm_kctx *k)
 {
     const pfvm_tensor *x0 = k->in[0];
@@ -41017,6 +41326,10 @@ static pfvm_code pfvm__tn_k_concat(pfvm_kctx *k)
         outer *= dims[d];
     for (d = a + 1; d < r; d++)
         inner *= dims[d];
+#ifndef PFVM_NO_THREADS
+    if (pfvm__tn_cat_split(k, y, a, outer, inner))
+        return PFVM_OK;
+#endif
     for (j = 0; j < k->n_in; j++) {
         const pfvm_tensor *x = k->in[j];
         int64_t chunk = x->dims[a] * inner;

@@ -228,6 +228,86 @@ out:
     pfvm_model_free(mod);
 }
 
+/* Element-wise work, global pooling and Concat of odd shapes (not whole
+ * blocks or cache lines, broadcasts by channel), plain and fused
+ * (`optimize`: the fused-loop engine walks Mul+Sigmoid+Add), at 1, 2 and
+ * 3 threads: the same bits, and the work is split (the hook is called). */
+static void check_elementwise(int optimize)
+{
+    pfvm_status st;
+    pfvm_model *mod = pfvm_model_new(&st);
+    pfvm_graph *g = mod ? pfvm_graph_new(mod, NULL, "g", &st) : NULL;
+    pfvm_value *v[8], *io[2];
+    pfvm_node *cat = NULL;
+    pfvm_exec *e = NULL;
+    pfvm_tensor *in[3] = {NULL, NULL, NULL};
+    int64_t da[4] = {1, 37, 29, 31}, db[4] = {1, 37, 1, 1}, dc[4] = {1, 11, 29, 31}, i;
+    const char *names[8] = {"a", "b", "c", "mul", "sig", "sum", "gap", "cat"};
+    unsigned char *one[4] = {0};
+    size_t bytes[4] = {0};
+    int threads, j, ok = g != NULL;
+    for (j = 0; j < 8 && ok; j++)
+        ok = (v[j] = pfvm_graph_value(g, names[j], &st)) != NULL;
+    if (ok)
+        ok = !pfvm_model_set_opset(mod, "", 17, &st) && !pfvm_graph_add_input(g, v[0], &st) &&
+             !pfvm_graph_add_input(g, v[1], &st) && !pfvm_graph_add_input(g, v[2], &st);
+    io[0] = v[0], io[1] = v[1];
+    ok = ok && pfvm_graph_add_node(g, "Mul", "", "mul", io, 2, &v[3], 1, &st);
+    ok = ok && pfvm_graph_add_node(g, "Sigmoid", "", "sig", &v[3], 1, &v[4], 1, &st);
+    io[0] = v[4], io[1] = v[0];
+    ok = ok && pfvm_graph_add_node(g, "Add", "", "sum", io, 2, &v[5], 1, &st);
+    ok = ok && pfvm_graph_add_node(g, "GlobalAveragePool", "", "gap", &v[0], 1, &v[6], 1, &st);
+    io[0] = v[0], io[1] = v[2];
+    ok = ok && (cat = pfvm_graph_add_node(g, "Concat", "", "cat", io, 2, &v[7], 1, &st)) != NULL &&
+         !pfvm_node_set_attr_int(cat, "axis", 1, &st);
+    ok = ok && !pfvm_graph_add_output(g, v[3], &st) && !pfvm_graph_add_output(g, v[5], &st) &&
+         !pfvm_graph_add_output(g, v[6], &st) && !pfvm_graph_add_output(g, v[7], &st);
+    ok = ok && (in[0] = pfvm_tensor_new(PFVM_FLOAT, 4, da, &st)) && (in[1] = pfvm_tensor_new(PFVM_FLOAT, 4, db, &st)) &&
+         (in[2] = pfvm_tensor_new(PFVM_FLOAT, 4, dc, &st));
+    ok = ok && (!optimize || !pfvm_optimize(mod, NULL, NULL, &st)) && (e = pfvm_exec_new(mod, NULL, &st));
+    if (!ok) {
+        CHECK_MSG(0, "element-wise graph (optimize %d): %s", optimize, st.msg);
+        goto out;
+    }
+    for (j = 0; j < 3; j++)
+        for (i = 0; i < pfvm_tensor_numel(in[j]); i++)
+            ((float *)in[j]->data)[i] = (float)((i * 7919 + j * 31) % 2001 - 1000) / 97.0f;
+    for (threads = 1; threads <= 3; threads++) {
+        pfvm_parallel par;
+        par.parallel_for = spawn_for;
+        par.user = &threads;
+        par.threads = threads;
+        pfvm_exec_set_parallel(e, threads > 1 ? &par : NULL);
+        hook_calls = 0;
+        if (pfvm_exec_bind(e, (const pfvm_tensor *const *)in, 3, &st) || pfvm_exec_run(e, &st)) {
+            CHECK_MSG(0, "element-wise graph (optimize %d), %d threads: %s", optimize, threads, st.msg);
+            break;
+        }
+        for (j = 0; j < 4; j++) {
+            const pfvm_tensor *c = pfvm_exec_output(e, j);
+            if (threads == 1) {
+                bytes[j] = c->nbytes;
+                if ((one[j] = (unsigned char *)malloc(bytes[j] + 1)) != NULL)
+                    memcpy(one[j], c->data, bytes[j]);
+                continue;
+            }
+            CHECK_MSG(one[j] && c->nbytes == bytes[j] && !memcmp(one[j], c->data, bytes[j]),
+                      "element-wise graph (optimize %d): output %d with %d threads differs from 1", optimize, j,
+                      threads);
+        }
+        if (threads > 1)
+            CHECK_MSG(hook_calls >= (optimize ? 3 : 5), "element-wise graph (optimize %d): %ld parallel-for calls",
+                      optimize, hook_calls);
+    }
+out:
+    for (j = 0; j < 4; j++)
+        free(one[j]);
+    for (j = 0; j < 3; j++)
+        pfvm_tensor_free(in[j]);
+    pfvm_exec_free(e);
+    pfvm_model_free(mod);
+}
+
 int main(int argc, char **argv)
 {
     int i;
@@ -250,6 +330,8 @@ int main(int argc, char **argv)
         check_matmul(100, 64, 40);   /* few columns: split by rows */
         check_matmul(300, 200, 500); /* split by columns, A packed by each part */
         check_matmul(61, 77, 333);   /* edges everywhere */
+        check_elementwise(0);
+        check_elementwise(1);
     }
     return CHECK_END();
 }

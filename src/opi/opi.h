@@ -463,7 +463,8 @@ PFVM_API void *pfvm_kctx_scratch(pfvm_kctx *k, size_t bytes);
  * pfvm starts no threads: a program that wants kernels to use several cores
  * gives its executor a parallel-for (pfvm_exec_set_parallel, src/exec),
  * and the kernels that split their work (the matrix engine of MatMul, Gemm
- * and Conv, depthwise convolution) run their parts through it. Parts
+ * and Conv, depthwise convolution, pooling, the fused and plain
+ * element-wise loops, Concat) run their parts through it. Parts
  * write disjoint outputs and never split a sum, so results are the same
  * bits with any number of threads. */
 typedef void (*pfvm_task_fn)(void *ctx, int i);

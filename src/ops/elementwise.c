@@ -114,36 +114,115 @@ PFVM__EW_NOINLINE static pfvm_code pfvm__ew_iter_init(pfvm_kctx *k, pfvm__ew_ite
     return PFVM_OK;
 }
 
-PFVM_INTERNAL pfvm_code pfvm_ew_apply(pfvm_kctx *k, const pfvm_tensor *const *in, int n, pfvm_tensor *out,
-                                      pfvm_ew_fn fn, void *user)
+/* Spans are cut inside rows only where threads split a walk: a build
+ * without threads compiles the plain walk over whole rows. */
+#ifdef PFVM_NO_THREADS
+#define PFVM__EW_CUT 0
+#else
+#define PFVM__EW_CUT 1
+#endif
+
+/* Calls fn over the output positions [e0, e1) of the walk `it` over n
+ * inputs: one span per row of the merged dims, the first and last cut at
+ * e0 and e1. */
+static void pfvm__ew_walk(const pfvm__ew_iter *it, int n, pfvm_ew_fn fn, void *user, int64_t e0, int64_t e1)
+{
+    int64_t idx[PFVM_MAX_RANK], off[PFVM__EW_MAX_IN], at[PFVM__EW_MAX_IN], inner_st[PFVM__EW_MAX_IN], inner, row, c0,
+        pos;
+    int j, d;
+    inner = it->rank ? it->dims[it->rank - 1] : 1;
+    row = PFVM__EW_CUT ? e0 / inner : 0;
+    c0 = PFVM__EW_CUT ? e0 - row * inner : 0;
+    for (j = 0; j < n; j++) {
+        off[j] = 0;
+        inner_st[j] = it->rank ? it->st[j][it->rank - 1] : 0;
+    }
+    memset(idx, 0, sizeof idx);
+    for (d = it->rank - 2; d >= 0 && row; d--) { /* the row e0 is in, as indices over the outer dims */
+        idx[d] = row % it->dims[d];
+        row /= it->dims[d];
+        for (j = 0; j < n; j++)
+            off[j] += idx[d] * it->st[j][d];
+    }
+    for (pos = e0 - c0; pos < e1; pos += inner) {
+        int64_t end = PFVM__EW_CUT && e1 - pos < inner ? e1 - pos : inner;
+        for (j = 0; PFVM__EW_CUT && j < n; j++)
+            at[j] = off[j] + c0 * inner_st[j];
+        fn(user, pos + c0, end - c0, PFVM__EW_CUT ? at : off, inner_st);
+        c0 = 0;
+        for (d = it->rank - 2; d >= 0; d--) {
+            for (j = 0; j < n; j++)
+                off[j] += it->st[j][d];
+            if (++idx[d] < it->dims[d])
+                break;
+            for (j = 0; j < n; j++)
+                off[j] -= it->st[j][d] * it->dims[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+#ifndef PFVM_NO_THREADS
+/* Elements from which a float32 map is cut over the threads: below, waking
+ * a worker costs more than half the work saves. Cuts fall on multiples of
+ * PFVM__EW_PAR_ALIGN elements (whole cache lines: no line written by two
+ * threads). */
+#define PFVM__EW_PAR_MIN 32768
+#define PFVM__EW_PAR_ALIGN 1024
+#define PFVM__EW_MAX_PARTS 64
+
+typedef struct pfvm__ew_par {
+    const pfvm__ew_iter *it;
+    int n, parts;
+    pfvm_ew_fn fn;
+    void *user;
+    int64_t total;
+} pfvm__ew_par;
+
+static void pfvm__ew_part(void *ctx, int i)
+{
+    const pfvm__ew_par *a = (const pfvm__ew_par *)ctx;
+    int64_t units = (a->total + PFVM__EW_PAR_ALIGN - 1) / PFVM__EW_PAR_ALIGN;
+    int64_t e0 = units * i / a->parts * PFVM__EW_PAR_ALIGN, e1 = units * (i + 1) / a->parts * PFVM__EW_PAR_ALIGN;
+    pfvm__ew_walk(a->it, a->n, a->fn, a->user, e0, e1 < a->total ? e1 : a->total);
+}
+#endif
+
+/* pfvm_ew_apply, cut over k's threads where `split` and the size allow:
+ * fn must then write only the span it is given (a pure element-wise
+ * function). The spans' cuts never change an element's bits: fn computes
+ * each element alone. */
+static pfvm_code pfvm__ew_apply_split(pfvm_kctx *k, const pfvm_tensor *const *in, int n, pfvm_tensor *out,
+                                      pfvm_ew_fn fn, void *user, int split)
 {
     pfvm__ew_iter it;
-    int64_t idx[PFVM_MAX_RANK], off[PFVM__EW_MAX_IN], inner_st[PFVM__EW_MAX_IN], total, inner, pos;
-    int j, d;
+    int64_t total;
     if (pfvm__ew_iter_init(k, &it, in, n, out))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     total = pfvm_tensor_numel(out);
     if (total <= 0)
         return PFVM_OK;
-    for (j = 0; j < n; j++) {
-        off[j] = 0;
-        inner_st[j] = it.rank ? it.st[j][it.rank - 1] : 0;
+#ifndef PFVM_NO_THREADS
+    if (split && total >= PFVM__EW_PAR_MIN && PFVM__KTHREADS(k) > 1) {
+        pfvm__ew_par a;
+        int64_t units = (total + PFVM__EW_PAR_ALIGN - 1) / PFVM__EW_PAR_ALIGN;
+        a.it = &it, a.n = n, a.fn = fn, a.user = user, a.total = total;
+        a.parts = PFVM__KTHREADS(k) < PFVM__EW_MAX_PARTS ? PFVM__KTHREADS(k) : PFVM__EW_MAX_PARTS;
+        a.parts = units < a.parts ? (int)units : a.parts;
+        pfvm_kctx_parallel(k, a.parts, pfvm__ew_part, &a);
+        return PFVM_OK;
     }
-    inner = it.rank ? it.dims[it.rank - 1] : 1;
-    memset(idx, 0, sizeof idx);
-    for (pos = 0; pos < total; pos += inner) {
-        fn(user, pos, inner, off, inner_st);
-        for (d = it.rank - 2; d >= 0; d--) {
-            for (j = 0; j < n; j++)
-                off[j] += it.st[j][d];
-            if (++idx[d] < it.dims[d])
-                break;
-            for (j = 0; j < n; j++)
-                off[j] -= it.st[j][d] * it.dims[d];
-            idx[d] = 0;
-        }
-    }
+#else
+    (void)split;
+#endif
+    pfvm__ew_walk(&it, n, fn, user, 0, total);
     return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_ew_apply(pfvm_kctx *k, const pfvm_tensor *const *in, int n, pfvm_tensor *out,
+                                      pfvm_ew_fn fn, void *user)
+{
+    return pfvm__ew_apply_split(k, in, n, out, fn, user, 0);
 }
 
 PFVM_INTERNAL pfvm_code pfvm_ew_broadcast_dims(pfvm_kctx *k, const pfvm_tensor *const *in, int n, int *rank,
@@ -1274,7 +1353,8 @@ static pfvm_code pfvm__ew_map(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__e
     if (pfvm__ew_choose_path(k, &r))
         return k->st ? k->st->code : PFVM_ERR_UNSUPPORTED;
     r.out_size = pfvm_dtype_size(out->dtype);
-    return pfvm_ew_apply(k, in, n, out, pfvm__ew_span, &r);
+    /* the float32 loops compute each element alone: they may be cut */
+    return pfvm__ew_apply_split(k, in, n, out, pfvm__ew_span, &r, r.path == PFVM__EW_PATH_F32);
 }
 
 /* Opsets before 7 broadcast B against A with an explicit `axis`: B's dims

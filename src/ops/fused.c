@@ -1212,6 +1212,174 @@ static int pfvm__fz_sink_shape(pfvm__fz_sink *k, const int64_t *S, int rank, int
     return 1;
 }
 
+/* Walks are cut inside rows only where threads split them: a build
+ * without threads compiles the plain walk over whole rows. */
+#ifdef PFVM_NO_THREADS
+#define PFVM__FZ_CUT 0
+#else
+#define PFVM__FZ_CUT 1
+#endif
+
+/* Walks the flattened output positions [e0, e1) of the walk's shape
+ * (r merged dims D, the last `inner` long): loads the inputs block by
+ * block, runs the program and stores (or folds into the reductions).
+ * Every element is computed by the same block kernels wherever a block
+ * starts, so any cut of [0, total) gives the same bits. */
+static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *D, int64_t (*sst)[PFVM_MAX_RANK],
+                          int64_t inner, int64_t total, int64_t e0, int64_t e1)
+{
+    int64_t idx[PFVM_MAX_RANK], row = PFVM__FZ_CUT && inner ? e0 / inner : 0, c0 = PFVM__FZ_CUT ? e0 - row * inner : 0;
+    int64_t fill = 0, bpos = e0, pos, c, m;
+    int ns = (int)stbds_arrlen(p->sinks), j, d;
+    memset(idx, 0, sizeof idx);
+    for (d = r - 2; d >= 0 && row; d--) { /* the row e0 is in, as indices over D[0..r-2] */
+        idx[d] = row % D[d];
+        row /= D[d];
+        for (j = 0; j < p->n_ld; j++)
+            if (p->in_reg[j] >= 0)
+                p->off[j] += idx[d] * p->st[(size_t)j * PFVM_MAX_RANK + d];
+        for (j = 0; j < ns; j++)
+            p->sinks[j].off += idx[d] * sst[j][d];
+    }
+    for (pos = e0 - c0; pos < e1; pos += inner) {
+        int64_t end = PFVM__FZ_CUT && e1 - pos < inner ? e1 - pos : inner;
+        for (c = PFVM__FZ_CUT && pos + c0 == e0 ? c0 : 0; c < end; c += m) {
+            if (fill == 0 && end - c >= PFVM_FUSE_BLOCK) {
+                m = PFVM_FUSE_BLOCK;
+                pfvm__fz_direct_block(p, k, r, c, bpos,
+                                      end - c >= 2 * PFVM_FUSE_BLOCK && total >= (1 << 18) &&
+                                          p->n_steps >= PFVM__FZ_PREFETCH_STEPS);
+                bpos += m;
+                continue;
+            }
+            m = end - c < PFVM_FUSE_BLOCK - fill ? end - c : PFVM_FUSE_BLOCK - fill;
+            for (j = 0; j < p->n_ld && r > 0; j++) {
+                int64_t sj;
+                if (p->in_reg[j] < 0 || p->fixed[j])
+                    continue;
+                sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
+                pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK + fill, p->inp[j], p->off[j] + c * sj,
+                              sj, m);
+            }
+            pfvm__fz_chunk(p, fill, m, c);
+            fill += m;
+            if (fill == PFVM_FUSE_BLOCK) {
+                pfvm__fz_exec_block(p);
+                pfvm__fz_store_block(p, k, bpos, fill);
+                bpos += fill;
+                fill = 0;
+            }
+        }
+        c0 = 0;
+        for (d = r - 2; d >= 0; d--) {
+            for (j = 0; j < p->n_ld; j++)
+                if (p->in_reg[j] >= 0)
+                    p->off[j] += p->st[(size_t)j * PFVM_MAX_RANK + d];
+            for (j = 0; j < ns; j++)
+                p->sinks[j].off += sst[j][d];
+            if (++idx[d] < D[d])
+                break;
+            for (j = 0; j < p->n_ld; j++)
+                if (p->in_reg[j] >= 0)
+                    p->off[j] -= p->st[(size_t)j * PFVM_MAX_RANK + d] * D[d];
+            for (j = 0; j < ns; j++)
+                p->sinks[j].off -= sst[j][d] * D[d];
+            idx[d] = 0;
+        }
+    }
+    if (fill) {
+        pfvm__fz_exec_block(p);
+        pfvm__fz_store_block(p, k, bpos, fill);
+    }
+}
+
+#ifdef PFVM_NO_THREADS
+#define pfvm__fz_walk_split(p, k, r, D, inner, total) ((void)(p), (void)(k), 0)
+#else
+/* Element-steps (positions x kernel calls per block) from which a walk is
+ * cut over the threads: below, the region's cost (waking a worker, the
+ * parts' registers) is more than half the work. */
+#define PFVM__FZ_PAR_MIN 32768
+#define PFVM__FZ_MAX_PARTS 64
+/* The walk cut over the threads: part i walks [cut[i], cut[i + 1]) in a
+ * copy of the program with registers, pointers and offsets of its own
+ * (part 0 in the program itself). */
+typedef struct pfvm__fz_par {
+    pfvm__fz_prog *p;
+    pfvm_kctx *k;
+    int r;
+    const int64_t *D;
+    int64_t inner, total;
+    char *mem;   /* parts 1..: their state, `per` bytes each, 64-byte aligned */
+    size_t per;
+    int64_t cut[PFVM__FZ_MAX_PARTS + 1];
+} pfvm__fz_par;
+
+/* The bytes of a part's state (registers, pointers, offsets, chunks), a
+ * multiple of 64. */
+static size_t pfvm__fz_part_bytes(const pfvm__fz_prog *p)
+{
+    size_t b = (size_t)(p->n_regs ? p->n_regs : 1) * PFVM_FUSE_BLOCK * sizeof(float) +
+               sizeof(float *) * (size_t)(p->n_regs + 1) + sizeof(int64_t) * ((size_t)p->n_in + 2 + 2 * PFVM_FUSE_BLOCK);
+    return (b + 63) / 64 * 64;
+}
+
+static void pfvm__fz_part(void *ctx, int i)
+{
+    pfvm__fz_par *a = (pfvm__fz_par *)ctx;
+    pfvm__fz_prog q = *a->p;
+    int j;
+    if (i > 0) {
+        char *m = a->mem + a->per * (size_t)(i - 1);
+        size_t regs = (size_t)(q.n_regs ? q.n_regs : 1) * PFVM_FUSE_BLOCK * sizeof(float);
+        q.regs = (float *)m;
+        q.ptr = (float **)(m + regs);
+        q.off = (int64_t *)(q.ptr + q.n_regs + 1);
+        q.chunk_at = q.off + q.n_in + 2;
+        q.chunk_len = q.chunk_at + PFVM_FUSE_BLOCK;
+        for (j = 0; j < q.n_regs; j++)
+            q.ptr[j] = q.regs + (size_t)j * PFVM_FUSE_BLOCK;
+        for (j = 0; j < q.n_ld; j++) /* one-value inputs are loaded once per run */
+            if (q.in_reg[j] >= 0 && q.fixed[j])
+                memcpy(q.ptr[q.in_reg[j]], a->p->regs + (size_t)q.in_reg[j] * PFVM_FUSE_BLOCK,
+                       PFVM_FUSE_BLOCK * sizeof(float));
+    }
+    for (j = 0; j < q.n_ld; j++)
+        q.off[j] = 0;
+    q.n_chunks = 0;
+    pfvm__fz_walk(&q, a->k, a->r, a->D, NULL, a->inner, a->total, a->cut[i], a->cut[i + 1]);
+}
+
+/* Cuts a walk without reductions over k's threads where its work pays
+ * for it: 1 done, 0 not cut (the caller walks it whole), -1 no memory for
+ * the parts (k->st says why). */
+static int pfvm__fz_walk_split(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *D, int64_t inner, int64_t total)
+{
+    pfvm__fz_par a;
+    int parts = PFVM__KTHREADS(k), i;
+    int64_t blocks;
+    if (parts <= 1 || stbds_arrlen(p->sinks) || (float)total * (float)(p->n_steps + 1) < (float)PFVM__FZ_PAR_MIN)
+        return 0;
+    if (parts > PFVM__FZ_MAX_PARTS)
+        parts = PFVM__FZ_MAX_PARTS;
+    blocks = (total + PFVM_FUSE_BLOCK - 1) / PFVM_FUSE_BLOCK;
+    if (parts > blocks)
+        parts = (int)blocks;
+    if (parts <= 1)
+        return 0;
+    a.per = pfvm__fz_part_bytes(p);
+    a.mem = (char *)pfvm_kctx_scratch(k, a.per * (size_t)(parts - 1) + 64);
+    if (!a.mem)
+        return -1; /* k->st says why */
+    a.mem += (64 - (size_t)((uintptr_t)a.mem % 64)) % 64;
+    a.p = p, a.k = k, a.r = r, a.D = D, a.inner = inner, a.total = total;
+    for (i = 0; i <= parts; i++) /* in whole blocks, so each part's blocks are those of one thread */
+        a.cut[i] = i == parts ? total : blocks * i / parts * PFVM_FUSE_BLOCK;
+    pfvm_kctx_parallel(k, parts, pfvm__fz_part, &a);
+    return 1;
+}
+#endif
+
 /* Runs p over the output. Returns PFVM_OK with *fallback set (and nothing
  * written) when this call is outside what the program handles: outputs of
  * unexpected shapes or of types it cannot store, inputs that do not
@@ -1337,7 +1505,7 @@ static pfvm_code pfvm__fz_prepare_head(pfvm__fz_prog *p, const pfvm_kctx *k, con
 
 static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
 {
-    int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], idx[PFVM_MAX_RANK], total = 1, inner, pos, c, n_acc = 0;
+    int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], total = 1, inner, n_acc = 0;
     int64_t sst[PFVM_MAX_RANK][PFVM_MAX_RANK];
     int ns = (int)stbds_arrlen(p->sinks), rank = -1, r = 0, i, j, d;
     double *acc;
@@ -1541,59 +1709,12 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                 }
         }
         pfvm__fz_chains(p);
-        memset(idx, 0, sizeof idx);
         p->n_chunks = 0;
-        {
-            int64_t fill = 0, bpos = 0, m;
-            for (pos = 0; pos < total; pos += inner) {
-                for (c = 0; c < inner; c += m) {
-                    if (fill == 0 && inner - c >= PFVM_FUSE_BLOCK) {
-                        m = PFVM_FUSE_BLOCK;
-                        pfvm__fz_direct_block(p, k, r, c, bpos,
-                                              inner - c >= 2 * PFVM_FUSE_BLOCK && total >= (1 << 18) &&
-                                                  p->n_steps >= PFVM__FZ_PREFETCH_STEPS);
-                        bpos += m;
-                        continue;
-                    }
-                    m = inner - c < PFVM_FUSE_BLOCK - fill ? inner - c : PFVM_FUSE_BLOCK - fill;
-                    for (j = 0; j < p->n_ld && r > 0; j++) {
-                        int64_t sj;
-                        if (p->in_reg[j] < 0 || p->fixed[j])
-                            continue;
-                        sj = p->st[(size_t)j * PFVM_MAX_RANK + r - 1];
-                        pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK + fill, p->inp[j],
-                                      p->off[j] + c * sj, sj, m);
-                    }
-                    pfvm__fz_chunk(p, fill, m, c);
-                    fill += m;
-                    if (fill == PFVM_FUSE_BLOCK) {
-                        pfvm__fz_exec_block(p);
-                        pfvm__fz_store_block(p, k, bpos, fill);
-                        bpos += fill;
-                        fill = 0;
-                    }
-                }
-                for (d = r - 2; d >= 0; d--) {
-                    for (j = 0; j < p->n_ld; j++)
-                        if (p->in_reg[j] >= 0)
-                            p->off[j] += p->st[(size_t)j * PFVM_MAX_RANK + d];
-                    for (j = 0; j < ns; j++)
-                        p->sinks[j].off += sst[j][d];
-                    if (++idx[d] < D[d])
-                        break;
-                    for (j = 0; j < p->n_ld; j++)
-                        if (p->in_reg[j] >= 0)
-                            p->off[j] -= p->st[(size_t)j * PFVM_MAX_RANK + d] * D[d];
-                    for (j = 0; j < ns; j++)
-                        p->sinks[j].off -= sst[j][d] * D[d];
-                    idx[d] = 0;
-                }
-            }
-            if (fill) {
-                pfvm__fz_exec_block(p);
-                pfvm__fz_store_block(p, k, bpos, fill);
-            }
-        }
+        j = pfvm__fz_walk_split(p, k, r, D, inner, total);
+        if (j < 0)
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+        if (!j)
+            pfvm__fz_walk(p, k, r, D, sst, inner, total, 0, total);
     }
     /* the tail, in place on its output */
     if (p->tail) {
@@ -1815,6 +1936,15 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
     s->prog = p;
     s->tried = 1;
     pfvm_kctx_set_state(k, s, pfvm__fz_state_free);
+#ifndef PFVM_NO_THREADS
+    /* the parts' state of a walk cut over the threads (pfvm__fz_walk_split),
+     * reserved now so that runs allocate nothing */
+    if (p && !stbds_arrlen(p->sinks) && PFVM__KTHREADS(k) > 1) {
+        int parts = PFVM__KTHREADS(k) < PFVM__FZ_MAX_PARTS ? PFVM__KTHREADS(k) : PFVM__FZ_MAX_PARTS;
+        if (!pfvm_kctx_scratch(k, pfvm__fz_part_bytes(p) * (size_t)(parts - 1) + 64))
+            return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
+#endif
     if (p && stbds_arrlen(p->sinks)) {
         /* the reductions' accumulators, as pfvm__fz_run asks for them */
         int64_t n_acc = 0;

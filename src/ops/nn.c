@@ -3308,6 +3308,39 @@ PFVM_DISPATCH static float pfvm__nn_sum_f32(const float *x, int64_t n)
     return t;
 }
 
+#ifndef PFVM_NO_THREADS
+/* Global average and max pooling of float32 planes, split by channels
+ * (part i of `parts`: each channel is summed whole by one thread, so the
+ * bits do not depend on the split; pfvm__nn_global's loop, per part). */
+typedef struct pfvm__nn_gpool {
+    const float *x;
+    float *y;
+    int64_t nc, plane;
+    int kind, parts;
+} pfvm__nn_gpool;
+
+/* Elements from which global pooling is split: below, waking a thread
+ * costs more than half the work. */
+#define PFVM__NN_GPOOL_PAR_MIN 32768
+
+static void pfvm__nn_gpool_part(void *ctx, int part)
+{
+    const pfvm__nn_gpool *g = (const pfvm__nn_gpool *)ctx;
+    int64_t c, i, c1 = g->nc * (part + 1) / g->parts;
+    for (c = g->nc * part / g->parts; c < c1; c++) {
+        const float *x = g->x + c * g->plane;
+        float acc = g->kind == PFVM__NN_MAX ? -INFINITY : 0;
+        if (g->kind == PFVM__NN_AVG) {
+            acc = pfvm__nn_sum_f32(x, g->plane);
+        } else {
+            for (i = 0; i < g->plane; i++)
+                acc = x[i] > acc ? x[i] : acc;
+        }
+        g->y[c] = g->kind == PFVM__NN_AVG ? (g->plane ? acc / (float)g->plane : 0.0f) : acc;
+    }
+}
+#endif
+
 static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
 {
     const pfvm_tensor *X = k->in[0];
@@ -3325,6 +3358,16 @@ static pfvm_code pfvm__nn_global(pfvm_kctx *k, int kind)
     NC = X->dims[0] * X->dims[1];
     plane = pfvm__nn_plane(X);
     if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && k->out[0]->dtype == PFVM_FLOAT) {
+#ifndef PFVM_NO_THREADS
+        if ((float)NC * (float)plane >= (float)PFVM__NN_GPOOL_PAR_MIN && NC > 1 && PFVM__KTHREADS(k) > 1) {
+            pfvm__nn_gpool g;
+            g.x = (const float *)X->data, g.y = (float *)k->out[0]->data;
+            g.nc = NC, g.plane = plane, g.kind = kind;
+            g.parts = PFVM__KTHREADS(k) < NC ? PFVM__KTHREADS(k) : (int)NC;
+            pfvm_kctx_parallel(k, g.parts, pfvm__nn_gpool_part, &g);
+            return PFVM_OK;
+        }
+#endif
         for (c = 0; c < NC; c++) {
             const float *x = (const float *)X->data + c * plane;
             float acc = kind == PFVM__NN_MAX ? -INFINITY : 0;

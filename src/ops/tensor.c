@@ -1207,6 +1207,61 @@ static pfvm_code pfvm__tn_infer_concat(pfvm_ictx *c)
     return pfvm_ival_set_sym(c, c->out[0], syms, n_sym);
 }
 
+#ifndef PFVM_NO_THREADS
+/* Concat's copies cut over the threads by output position (part i writes
+ * elements [total*i/parts, total*(i+1)/parts), in whole cache lines): for
+ * outputs of PFVM__TN_CAT_PAR_MIN elements and more, of fixed-size
+ * elements, with no input inside the output's memory. */
+#define PFVM__TN_CAT_PAR_MIN 32768
+typedef struct pfvm__tn_cat {
+    pfvm_kctx *k;
+    pfvm_tensor *y;
+    int a, parts;
+    int64_t outer, inner, total;
+} pfvm__tn_cat;
+
+static void pfvm__tn_cat_part(void *ctx, int i)
+{
+    const pfvm__tn_cat *c = (const pfvm__tn_cat *)ctx;
+    int64_t lines = (c->total + 15) / 16, e0 = lines * i / c->parts * 16, e1 = lines * (i + 1) / c->parts * 16;
+    int64_t row = c->y->dims[c->a] * c->inner, o;
+    int j;
+    e1 = e1 < c->total ? e1 : c->total;
+    for (o = e0 / row; o < c->outer && o * row < e1; o++) {
+        int64_t at = 0;
+        for (j = 0; j < c->k->n_in; j++) {
+            const pfvm_tensor *x = c->k->in[j];
+            int64_t chunk = x->dims[c->a] * c->inner, y0 = o * row + at * c->inner;
+            int64_t lo = y0 > e0 ? y0 : e0, hi = y0 + chunk < e1 ? y0 + chunk : e1;
+            if (lo < hi)
+                pfvm_tn_copy(c->y, lo, x, o * chunk + (lo - y0), hi - lo);
+            at += x->dims[c->a];
+        }
+    }
+}
+
+/* 1 when the copies ran cut over the threads, 0 when the caller runs them. */
+static int pfvm__tn_cat_split(pfvm_kctx *k, pfvm_tensor *y, int a, int64_t outer, int64_t inner)
+{
+    pfvm__tn_cat c;
+    const char *y0 = (const char *)y->data, *y1;
+    int j, threads = PFVM__KTHREADS(k);
+    c.total = pfvm_tensor_numel(y);
+    if (threads <= 1 || c.total < PFVM__TN_CAT_PAR_MIN || y->dtype == PFVM_STRING || !y0)
+        return 0;
+    y1 = y0 + (size_t)c.total * pfvm_dtype_size(y->dtype);
+    for (j = 0; j < k->n_in; j++) {
+        const char *x0 = (const char *)k->in[j]->data;
+        if (x0 && x0 < y1 && x0 + (size_t)pfvm_tensor_numel(k->in[j]) * pfvm_dtype_size(y->dtype) > y0)
+            return 0; /* in place: the copies' order matters */
+    }
+    c.k = k, c.y = y, c.a = a, c.outer = outer, c.inner = inner;
+    c.parts = threads < 64 ? threads : 64;
+    pfvm_kctx_parallel(k, c.parts, pfvm__tn_cat_part, &c);
+    return 1;
+}
+#endif
+
 static pfvm_code pfvm__tn_k_concat(pfvm_kctx *k)
 {
     const pfvm_tensor *x0 = k->in[0];
@@ -1237,6 +1292,10 @@ static pfvm_code pfvm__tn_k_concat(pfvm_kctx *k)
         outer *= dims[d];
     for (d = a + 1; d < r; d++)
         inner *= dims[d];
+#ifndef PFVM_NO_THREADS
+    if (pfvm__tn_cat_split(k, y, a, outer, inner))
+        return PFVM_OK;
+#endif
     for (j = 0; j < k->n_in; j++) {
         const pfvm_tensor *x = k->in[j];
         int64_t chunk = x->dims[a] * inner;
