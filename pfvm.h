@@ -12868,34 +12868,69 @@ static double pfvm__acl_gemm_wave(const pfvm_accel_ctx *c, const pfvm__acl_gemm_
     return t + 1;
 }
 
-/* The Gemm tile (each extent halved 0, 1, 2... times) that the cost model
- * finds fastest among those that fit a PE; 0 when none fits. */
-static int pfvm__acl_gemm_search(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t *step, int *n_major)
+/* A candidate Gemm tile of mt x nt, its neighbours sharing B's columns
+ * when n_major, for pfvm__acl_gemm_each. */
+typedef pfvm_code (*pfvm__acl_gemm_try_fn)(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt,
+                                           int n_major, void *user);
+
+/* Calls try for every Gemm tile that fits a PE (each extent halved 0, 1,
+ * 2... times, both tile orders), stopping at its first error: the one
+ * tile loop of the model search and the exact-cost deal search. */
+static pfvm_code pfvm__acl_gemm_each(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, pfvm__acl_gemm_try_fn try_tile,
+                                     void *user)
 {
-    int64_t mt, nt, M = p->M, N = p->N;
-    double best = -1;
+    int64_t mt, nt;
     int o;
-    for (mt = M;; mt = (mt + 1) / 2) {
-        for (nt = N;; nt = (nt + 1) / 2) {
-            for (o = 0; o < 2 && pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem; o++) {
-                int64_t nbn = (N + nt - 1) / nt, nbm = (M + mt - 1) / mt, tiles = p->batch * nbm * nbn;
-                double cost = (double)(tiles / c->pes) * pfvm__acl_gemm_wave(c, p, c->pes, mt, nt, o ? nbm : nbn, o);
-                if (tiles % c->pes)
-                    cost += pfvm__acl_gemm_wave(c, p, tiles % c->pes, mt, nt, o ? nbm : nbn, o);
-                if (best < 0 || cost < best) {
-                    best = cost;
-                    step[1] = mt, step[2] = nt;
-                    *n_major = o;
-                }
-            }
+    pfvm_code rc = PFVM_OK;
+    for (mt = p->M; rc == PFVM_OK; mt = (mt + 1) / 2) {
+        for (nt = p->N; rc == PFVM_OK; nt = (nt + 1) / 2) {
+            for (o = 0; o < 2 && rc == PFVM_OK && pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem; o++)
+                rc = try_tile(c, p, mt, nt, o, user);
             if (nt == 1)
                 break;
         }
         if (mt == 1)
             break;
     }
+    return rc;
+}
+
+/* The best tile so far of a search: its cost (< 0: none yet), extents,
+ * order, and for the deal search how its partial wave is dealt. */
+typedef struct pfvm__acl_gemm_best {
+    double cost;
+    int64_t *step, gr;
+    int *n_major, deal_all;
+    struct pfvm__acl_gemm_eval *ev; /* the deal search's scratch */
+} pfvm__acl_gemm_best;
+
+/* pfvm__acl_gemm_search's candidate: its cost by the cost model's waves. */
+static pfvm_code pfvm__acl_gemm_try_model(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt, int o,
+                                          void *user)
+{
+    pfvm__acl_gemm_best *b = (pfvm__acl_gemm_best *)user;
+    int64_t nbn = (p->N + nt - 1) / nt, nbm = (p->M + mt - 1) / mt, tiles = p->batch * nbm * nbn;
+    double cost = (double)(tiles / c->pes) * pfvm__acl_gemm_wave(c, p, c->pes, mt, nt, o ? nbm : nbn, o);
+    if (tiles % c->pes)
+        cost += pfvm__acl_gemm_wave(c, p, tiles % c->pes, mt, nt, o ? nbm : nbn, o);
+    if (b->cost < 0 || cost < b->cost) {
+        b->cost = cost;
+        b->step[1] = mt, b->step[2] = nt;
+        *b->n_major = o;
+    }
+    return PFVM_OK;
+}
+
+/* The Gemm tile (each extent halved 0, 1, 2... times) that the cost model
+ * finds fastest among those that fit a PE; 0 when none fits. */
+static int pfvm__acl_gemm_search(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int64_t *step, int *n_major)
+{
+    pfvm__acl_gemm_best b;
+    memset(&b, 0, sizeof b);
+    b.cost = -1, b.step = step, b.n_major = n_major;
+    (void)pfvm__acl_gemm_each(c, p, pfvm__acl_gemm_try_model, &b);
     step[0] = 1;
-    return best >= 0;
+    return b.cost >= 0;
 }
 
 /* Tiles over (batch, rows of A, columns of the result), K whole, each
@@ -13077,6 +13112,26 @@ static pfvm_code pfvm__acl_gemm_exact(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p,
     return rc;
 }
 
+/* pfvm__acl_gemm_deal's candidate: its partial wave dealt over every
+ * level's instances in each block shape gr x (groups / gr), by the exact
+ * cost of its load lines. */
+static pfvm_code pfvm__acl_gemm_try_deal(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt, int o,
+                                         void *user)
+{
+    pfvm__acl_gemm_best *b = (pfvm__acl_gemm_best *)user;
+    int64_t g, groups = pfvm__acl_groups(c);
+    double cost = 0;
+    pfvm_code rc = PFVM_OK;
+    for (g = 1; g <= groups && rc == PFVM_OK; g *= 2)
+        if (groups % g == 0 && (rc = pfvm__acl_gemm_exact(c, p, b->ev, mt, nt, o, 1, g, &cost)) == PFVM_OK &&
+            cost < b->cost) {
+            b->cost = cost;
+            b->step[1] = mt, b->step[2] = nt;
+            *b->n_major = o, b->deal_all = 1, b->gr = g;
+        }
+    return rc;
+}
+
 /* Whether a partial wave dealt over every level's instances (deal_all),
  * its tiles in gr x (groups / gr) blocks (*gr, pfvm__acl_gemm_tiles),
  * beats the searched tile (step, n_major, dealt the default way) by the
@@ -13086,9 +13141,9 @@ static pfvm_code pfvm__acl_gemm_deal(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, 
                                      int *deal_all, int64_t *gr)
 {
     pfvm__acl_gemm_eval ev;
-    int64_t mt, nt, k, g, groups = pfvm__acl_groups(c);
-    double best = 0, cost = 0;
-    int o, ok = c->nlinks > 0 && c->nlinks <= 8;
+    pfvm__acl_gemm_best b;
+    int64_t k;
+    int ok = c->nlinks > 0 && c->nlinks <= 8;
     pfvm_code rc = PFVM_OK;
     *deal_all = 0, *gr = 1;
     if (p->batch * p->M * p->N >= c->pes * 4 || !ok)
@@ -13104,24 +13159,13 @@ static pfvm_code pfvm__acl_gemm_deal(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, 
     }
     if (!ok)
         rc = pfvm__acl_nomem(c);
+    memset(&b, 0, sizeof b);
+    b.step = step, b.n_major = n_major, b.ev = &ev;
     if (rc == PFVM_OK)
-        rc = pfvm__acl_gemm_exact(c, p, &ev, step[1], step[2], *n_major, 0, 1, &best);
-    for (mt = p->M; rc == PFVM_OK; mt = (mt + 1) / 2) {
-        for (nt = p->N; rc == PFVM_OK; nt = (nt + 1) / 2) {
-            for (o = 0; o < 2 && rc == PFVM_OK && pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem; o++)
-                for (g = 1; g <= groups && rc == PFVM_OK; g *= 2)
-                    if (groups % g == 0 &&
-                        (rc = pfvm__acl_gemm_exact(c, p, &ev, mt, nt, o, 1, g, &cost)) == PFVM_OK && cost < best) {
-                        best = cost;
-                        step[1] = mt, step[2] = nt;
-                        *n_major = o, *deal_all = 1, *gr = g;
-                    }
-            if (nt == 1)
-                break;
-        }
-        if (mt == 1)
-            break;
-    }
+        rc = pfvm__acl_gemm_exact(c, p, &ev, step[1], step[2], *n_major, 0, 1, &b.cost);
+    if (rc == PFVM_OK)
+        rc = pfvm__acl_gemm_each(c, p, pfvm__acl_gemm_try_deal, &b);
+    *deal_all = b.deal_all, *gr = b.deal_all ? b.gr : 1;
     for (k = 0; k < 8; k++) {
         pfvm__free(ev.down[k]);
         pfvm__free(ev.up[k]);
