@@ -11862,7 +11862,10 @@ static int64_t pfvm__acl_ir_bytes(pfvm__acl_ir_plan *p, int64_t oct, int64_t th,
  * way per instance), then one phase in which the parts left copy their
  * sums to the part 0 PE (a link whose instance holds fewer PEs than the
  * parts carries the others' sums in and its own out), which adds them,
- * applies the epilogue and stores. */
+ * applies the epilogue and stores. The rounds are counted in one maximum
+ * with the stores, though the simulator runs each as a phase of its own:
+ * optimistic by a few hundred cycles per chain, but the plans it picks
+ * win in the simulator (mobilenet_v2, bench/accel.md round 11). */
 static double pfvm__acl_ir_red_cost(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p, int64_t m, double out,
                                     double vec, int64_t rounds)
 {
