@@ -11772,8 +11772,9 @@ typedef struct pfvm__acl_ir_plan {
      * (ep each, tile axis 1): each part's PE accumulates its share of the
      * projection, the others copy theirs to the part 0 PE (at rx), which
      * adds them, applies the projection's bias, activation and residual
-     * and stores */
-    int64_t parts, ep;
+     * and stores; the first `rounds` steps of that reduction are a tree
+     * (pfvm__acl_ir_finish) */
+    int64_t parts, ep, rounds;
     int first, last, res;
     int noexp;   /* no expansion: the chain starts at the depthwise Conv (mobilenet_v2's first block) */
     double cost; /* the cost model's cycles for the chosen tile */
@@ -11839,7 +11840,10 @@ static int64_t pfvm__acl_ir_bytes(pfvm__acl_ir_plan *p, int64_t oct, int64_t th,
     sz[0] = p->noexp ? 0 : p->Cin * bh * bw, sz[1] = p->noexp ? 0 : ec * p->Cin, sz[2] = p->noexp ? 0 : ec;
     sz[3] = ec * bh * bw + p->slack, sz[4] = ec * p->kk;
     sz[5] = ec, sz[6] = ec * pfvm__acl_ir_n(p, th, tw), sz[7] = oct * ec, sz[8] = oct, sz[9] = oct * th * tw;
-    sz[10] = p->res ? oct * th * tw : 0, sz[11] = pfvm__acl_ir_zlen(p, th, tw), sz[12] = (p->parts - 1) * oct * th * tw;
+    sz[10] = p->res ? oct * th * tw : 0, sz[11] = pfvm__acl_ir_zlen(p, th, tw);
+    /* the sums received: one per part left after the tree rounds, or one for the rounds */
+    sz[12] = (p->parts >> p->rounds) > 2 ? ((p->parts >> p->rounds) - 1) * oct * th * tw
+                                          : p->parts > 1 ? oct * th * tw : 0;
     for (i = 0; i < 13; i++) {
         o[i] = top;
         top += pfvm__acl_al(sz[i] * 4);
@@ -11849,6 +11853,56 @@ static int64_t pfvm__acl_ir_bytes(pfvm__acl_ir_plan *p, int64_t oct, int64_t th,
         p->wp = o[7], p->bp = o[8], p->out = o[9], p->rb = o[10], p->zb = o[11], p->rx = o[12];
     }
     return top;
+}
+
+/* Cycles of the parts' reduction in a wave of m tiles (each tile's
+ * output out bytes, vec cycles per vector pass over it) by the
+ * simulator's cost model: `rounds` tree phases (half the remaining parts
+ * copy their sums to a neighbour at distance step, which adds them: a
+ * link whose instances hold no more PEs than step carries one sum each
+ * way per instance), then one phase in which the parts left copy their
+ * sums to the part 0 PE (a link whose instance holds fewer PEs than the
+ * parts carries the others' sums in and its own out), which adds them,
+ * applies the epilogue and stores. The rounds are counted in one maximum
+ * with the stores, though the simulator runs each as a phase of its own:
+ * optimistic by a few hundred cycles per chain, but the plans it picks
+ * win in the simulator (mobilenet_v2, bench/accel.md round 11). */
+static double pfvm__acl_ir_red_cost(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p, int64_t m, double out,
+                                    double vec, int64_t rounds)
+{
+    double red = 0, stores = 0;
+    int64_t step, T = (int64_t)1 << rounds, left = p->parts / T;
+    int k;
+    for (step = 1; step < T; step *= 2) {
+        double r = vec;
+        for (k = 0; k < c->nlinks; k++)
+            if (c->link_pes[k] <= step) {
+                if (out / c->link_down[k] > r)
+                    r = out / c->link_down[k];
+                if (out / c->link_up[k] > r)
+                    r = out / c->link_up[k];
+            }
+        red += r + 1;
+    }
+    for (k = 0; k < c->nlinks && left > 1; k++)
+        if (c->link_pes[k] < p->parts) {
+            /* the senders left in one instance of link k (spaced T apart) */
+            int64_t here = c->link_pes[k] / T > 1 ? c->link_pes[k] / T : 1;
+            double in = (double)(left - here) * out / c->link_down[k];
+            double from = (double)here * out / c->link_up[k];
+            if (in > red)
+                red = in;
+            if (from > red)
+                red = from;
+        }
+    red += (double)(left > 1 ? left + 2 : 2) * vec;
+    for (k = 0; k < c->nlinks; k++) {
+        int64_t mk = pfvm__acl_first(c, m, k);
+        double u = (double)((mk + p->parts - 1) / p->parts) * out / c->link_up[k];
+        if (u > stores)
+            stores = u;
+    }
+    return (red > stores ? red : stores) + 1;
 }
 
 /* Cycles of one wave of m tiles by the simulator's cost model: one phase
@@ -11890,31 +11944,8 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
         phase = down > compute ? down : compute;
         total += (p->parts > 1 || phase > up ? phase : up) + 1;
     }
-    if (p->parts > 1) {
-        /* the reduction's phase: the parts' copies (a link whose instance
-         * holds fewer PEs than the parts carries the others' sums into the
-         * first part's instance, its own out of the others'), the adds and
-         * the stores */
-        double red = 0, stores = 0;
-        int k;
-        for (k = 0; k < c->nlinks; k++)
-            if (c->link_pes[k] < p->parts) {
-                double in = (double)(p->parts - c->link_pes[k]) * out / c->link_down[k];
-                double from = (double)c->link_pes[k] * out / c->link_up[k];
-                if (in > red)
-                    red = in;
-                if (from > red)
-                    red = from;
-            }
-        red += (double)(p->parts + 2) * (double)((oct * th * tw + simd - 1) / simd);
-        for (k = 0; k < c->nlinks; k++) {
-            int64_t mk = pfvm__acl_first(c, m, k);
-            double u = (double)((mk + p->parts - 1) / p->parts) * out / c->link_up[k];
-            if (u > stores)
-                stores = u;
-        }
-        total += (red > stores ? red : stores) + 1;
-    }
+    if (p->parts > 1)
+        total += pfvm__acl_ir_red_cost(c, p, m, out, (double)((oct * th * tw + simd - 1) / simd), p->rounds);
     return total;
 }
 
@@ -11923,12 +11954,17 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
  * when none does. */
 static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
 {
-    int64_t oct, th, tw, ec, OH = p->w.out[0], OW = p->w.out[1], parts, best_parts = 1;
+    int64_t oct, th, tw, ec, OH = p->w.out[0], OW = p->w.out[1], parts, best_parts = 1, best_rounds = 0;
     double best = -1;
     /* parts of the expanded channels: 1, 2, 4 ... 16 (dividing them and
      * the PEs, so that a wave holds every part of its tiles) */
     for (parts = 1; parts <= 16 && c->pes % parts == 0 && p->E % parts == 0; parts *= 2) {
+    int64_t r;
     p->parts = parts, p->ep = p->E / parts;
+    /* the reduction's tree rounds: 0 (every part sends to the first) up
+     * to log2(parts) (fewer sums held at once) */
+    for (r = 0; ((int64_t)1 << r) <= parts; r++) {
+    p->rounds = r;
     for (oct = p->OC;; oct = (oct + 1) / 2) {
         for (th = OH;; th = (th + 1) / 2) {
             for (tw = OW;; tw = (tw + 1) / 2) {
@@ -11942,7 +11978,7 @@ static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
                         if (best < 0 || cost < best) {
                             best = cost;
                             p->oct = oct, p->th = th, p->tw = tw, p->ec = ec;
-                            best_parts = parts;
+                            best_parts = parts, best_rounds = r;
                         }
                         break; /* smaller chunks only cost more */
                     }
@@ -11958,8 +11994,11 @@ static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
         if (oct == 1)
             break;
     }
+    if (parts == 1)
+        break;
     }
-    p->parts = best_parts, p->ep = p->E / best_parts;
+    }
+    p->parts = best_parts, p->ep = p->E / best_parts, p->rounds = best_rounds;
     p->cost = best;
     return best >= 0;
 }
@@ -12126,52 +12165,83 @@ static pfvm_code pfvm__acl_ir_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, 
     return pfvm__acl_store(c, pe, dst, p->out, t->e[2], t->e[3], t->e[4], OH * OW, OW, t->e[3] * t->e[4], t->e[4]);
 }
 
-/* The part 0 PE's last steps: the other parts' sums added, then the
- * projection's epilogue (the other parts' tiles, marked by e[1] == 0, do
- * nothing). */
+/* A step of the parts' reduction for pfvm__acl_classes: each marked
+ * tile (e[1] != 0) adds the sum received at rx (add), or, on the part 0
+ * PE, adds the `left` sums gathered at rx and finishes the tile with the
+ * projection's epilogue. */
+typedef struct pfvm__acl_ir_red {
+    const pfvm__acl_ir_plan *p;
+    int add;
+    int64_t left;
+} pfvm__acl_ir_red;
+
 static pfvm_code pfvm__acl_ir_lead_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
 {
-    const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
+    const pfvm__acl_ir_red *r = (const pfvm__acl_ir_red *)user;
+    const pfvm__acl_ir_plan *p = r->p;
     int64_t n = t->e[2] * t->e[3] * t->e[4], s;
     pfvm_code rc;
     if (!t->e[1])
         return PFVM_OK;
-    for (s = 1; s < p->parts; s++)
+    for (s = 0; s < (r->add ? 1 : r->left); s++)
         if ((rc = c->emit(c, "bin add %lld %lld %lld %lld", (long long)p->out, (long long)p->out,
-                          (long long)(p->rx + (s - 1) * n * 4), (long long)n)) != PFVM_OK)
+                          (long long)(p->rx + s * n * 4), (long long)n)) != PFVM_OK)
             return rc;
-    return pfvm__acl_ir_epilogue(c, p, t->e[2], t->e[3], t->e[4]);
+    return r->add ? PFVM_OK : pfvm__acl_ir_epilogue(c, p, t->e[2], t->e[3], t->e[4]);
 }
 
-/* With parts: a phase in which each part past the first copies its sum
- * to its part 0 PE (the tile parts before it in the wave), which adds
- * them up and finishes the tile (its store follows). */
+/* Runs pfvm__acl_ir_lead_body over the wave's tiles (mark: scratch of n),
+ * e[1] marking those that act: with step > 0 the receivers of the tree
+ * round at distance step, else the part 0 PEs (left: the sums gathered). */
+static pfvm_code pfvm__acl_ir_red_pass(pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p, const pfvm__acl_tile *tw,
+                                       int64_t n, pfvm__acl_tile *mark, int64_t step, int64_t left)
+{
+    pfvm__acl_ir_red r;
+    int64_t i;
+    r.p = p, r.add = step > 0, r.left = left;
+    for (i = 0; i < n; i++) {
+        int64_t s = tw[i].o[1];
+        mark[i] = tw[i];
+        mark[i].cls = 0; /* the sums and the epilogue do not depend on the padding */
+        mark[i].e[1] = step ? s % (2 * step) == 0 && s + step < p->parts : s == 0;
+    }
+    return pfvm__acl_classes(c, mark, n, pfvm__acl_ir_lead_body, &r);
+}
+
+/* With parts: the parts' sums reduced to the part 0 PE (the parts of a
+ * tile are consecutive tiles of the wave). First p->rounds tree rounds,
+ * each a phase: the parts at an odd multiple of step copy their sums to
+ * the part step before them, which adds them. Then a phase in which the
+ * parts left (every T = 2^rounds-th) copy their sums to the part 0 PE
+ * (slot s / T - 1 at rx), which adds them up and finishes the tile (its
+ * store follows). */
 static pfvm_code pfvm__acl_ir_finish(pfvm_accel_ctx *c, const pfvm__acl_tile *tw, int64_t n, void *user)
 {
     const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
     pfvm__acl_tile *mark = NULL;
-    int64_t i;
-    pfvm_code rc;
+    int64_t i, step, T = (int64_t)1 << p->rounds;
+    pfvm_code rc = PFVM_OK;
     if (p->parts < 2)
         return PFVM_OK;
-    if ((rc = c->emit(c, "barrier")) != PFVM_OK)
-        return rc;
-    for (i = 0; i < n; i++) {
-        int64_t s = tw[i].o[1], bytes = tw[i].e[2] * tw[i].e[3] * tw[i].e[4] * 4;
-        if (s && (rc = c->emit(c, "copy %lld %lld %lld %lld %lld", (long long)pfvm__acl_pe(c, n, i),
-                               (long long)p->out, (long long)pfvm__acl_pe(c, n, i - s),
-                               (long long)(p->rx + (s - 1) * bytes), (long long)bytes)) != PFVM_OK)
-            return rc;
-    }
-    if (!pfvm__arrreserve(mark, (size_t)n)) /* the puts below then never grow it */
+    if (!pfvm__arrreserve(mark, (size_t)n))
         return pfvm__acl_nomem(c);
-    for (i = 0; i < n; i++) {
-        stbds_arrput(mark, tw[i]);
-        mark[i].cls = 0; /* the sum and epilogue do not depend on the padding */
-        if (tw[i].o[1])
-            mark[i].e[1] = 0;
+    stbds_arrsetlen(mark, (size_t)n);
+    for (step = 1; step <= p->parts && rc == PFVM_OK; step *= 2) {
+        int last = step >= T; /* the gathering phase (no copies after a full tree) */
+        if (!last || T < p->parts)
+            rc = c->emit(c, "barrier");
+        for (i = 0; i < n && rc == PFVM_OK; i++) {
+            int64_t s = tw[i].o[1], bytes = tw[i].e[2] * tw[i].e[3] * tw[i].e[4] * 4;
+            if (last ? s && s % T == 0 : s % (2 * step) == step)
+                rc = c->emit(c, "copy %lld %lld %lld %lld %lld", (long long)pfvm__acl_pe(c, n, i),
+                             (long long)p->out, (long long)pfvm__acl_pe(c, n, i - (last ? s : step)),
+                             (long long)(p->rx + (last ? s / T - 1 : 0) * bytes), (long long)bytes);
+        }
+        if (rc == PFVM_OK)
+            rc = pfvm__acl_ir_red_pass(c, p, tw, n, mark, last ? 0 : step, last ? p->parts / T - 1 : 0);
+        if (last)
+            break;
     }
-    rc = pfvm__acl_classes(c, mark, n, pfvm__acl_ir_lead_body, user);
     stbds_arrfree(mark);
     return rc;
 }
@@ -12869,34 +12939,69 @@ static double pfvm__acl_gemm_wave(const pfvm_accel_ctx *c, const pfvm__acl_gemm_
     return t + 1;
 }
 
-/* The Gemm tile (each extent halved 0, 1, 2... times) that the cost model
- * finds fastest among those that fit a PE; 0 when none fits. */
-static int pfvm__acl_gemm_search(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t *step, int *n_major)
+/* A candidate Gemm tile of mt x nt, its neighbours sharing B's columns
+ * when n_major, for pfvm__acl_gemm_each. */
+typedef pfvm_code (*pfvm__acl_gemm_try_fn)(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt,
+                                           int n_major, void *user);
+
+/* Calls try for every Gemm tile that fits a PE (each extent halved 0, 1,
+ * 2... times, both tile orders), stopping at its first error: the one
+ * tile loop of the model search and the exact-cost deal search. */
+static pfvm_code pfvm__acl_gemm_each(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, pfvm__acl_gemm_try_fn try_tile,
+                                     void *user)
 {
-    int64_t mt, nt, M = p->M, N = p->N;
-    double best = -1;
+    int64_t mt, nt;
     int o;
-    for (mt = M;; mt = (mt + 1) / 2) {
-        for (nt = N;; nt = (nt + 1) / 2) {
-            for (o = 0; o < 2 && pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem; o++) {
-                int64_t nbn = (N + nt - 1) / nt, nbm = (M + mt - 1) / mt, tiles = p->batch * nbm * nbn;
-                double cost = (double)(tiles / c->pes) * pfvm__acl_gemm_wave(c, p, c->pes, mt, nt, o ? nbm : nbn, o);
-                if (tiles % c->pes)
-                    cost += pfvm__acl_gemm_wave(c, p, tiles % c->pes, mt, nt, o ? nbm : nbn, o);
-                if (best < 0 || cost < best) {
-                    best = cost;
-                    step[1] = mt, step[2] = nt;
-                    *n_major = o;
-                }
-            }
+    pfvm_code rc = PFVM_OK;
+    for (mt = p->M; rc == PFVM_OK; mt = (mt + 1) / 2) {
+        for (nt = p->N; rc == PFVM_OK; nt = (nt + 1) / 2) {
+            for (o = 0; o < 2 && rc == PFVM_OK && pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem; o++)
+                rc = try_tile(c, p, mt, nt, o, user);
             if (nt == 1)
                 break;
         }
         if (mt == 1)
             break;
     }
+    return rc;
+}
+
+/* The best tile so far of a search: its cost (< 0: none yet), extents,
+ * order, and for the deal search how its partial wave is dealt. */
+typedef struct pfvm__acl_gemm_best {
+    double cost;
+    int64_t *step, gr;
+    int *n_major, deal_all;
+    struct pfvm__acl_gemm_eval *ev; /* the deal search's scratch */
+} pfvm__acl_gemm_best;
+
+/* pfvm__acl_gemm_search's candidate: its cost by the cost model's waves. */
+static pfvm_code pfvm__acl_gemm_try_model(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt, int o,
+                                          void *user)
+{
+    pfvm__acl_gemm_best *b = (pfvm__acl_gemm_best *)user;
+    int64_t nbn = (p->N + nt - 1) / nt, nbm = (p->M + mt - 1) / mt, tiles = p->batch * nbm * nbn;
+    double cost = (double)(tiles / c->pes) * pfvm__acl_gemm_wave(c, p, c->pes, mt, nt, o ? nbm : nbn, o);
+    if (tiles % c->pes)
+        cost += pfvm__acl_gemm_wave(c, p, tiles % c->pes, mt, nt, o ? nbm : nbn, o);
+    if (b->cost < 0 || cost < b->cost) {
+        b->cost = cost;
+        b->step[1] = mt, b->step[2] = nt;
+        *b->n_major = o;
+    }
+    return PFVM_OK;
+}
+
+/* The Gemm tile (each extent halved 0, 1, 2... times) that the cost model
+ * finds fastest among those that fit a PE; 0 when none fits. */
+static int pfvm__acl_gemm_search(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int64_t *step, int *n_major)
+{
+    pfvm__acl_gemm_best b;
+    memset(&b, 0, sizeof b);
+    b.cost = -1, b.step = step, b.n_major = n_major;
+    (void)pfvm__acl_gemm_each(c, p, pfvm__acl_gemm_try_model, &b);
     step[0] = 1;
-    return best >= 0;
+    return b.cost >= 0;
 }
 
 /* Tiles over (batch, rows of A, columns of the result), K whole, each
@@ -13078,6 +13183,26 @@ static pfvm_code pfvm__acl_gemm_exact(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p,
     return rc;
 }
 
+/* pfvm__acl_gemm_deal's candidate: its partial wave dealt over every
+ * level's instances in each block shape gr x (groups / gr), by the exact
+ * cost of its load lines. */
+static pfvm_code pfvm__acl_gemm_try_deal(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt, int o,
+                                         void *user)
+{
+    pfvm__acl_gemm_best *b = (pfvm__acl_gemm_best *)user;
+    int64_t g, groups = pfvm__acl_groups(c);
+    double cost = 0;
+    pfvm_code rc = PFVM_OK;
+    for (g = 1; g <= groups && rc == PFVM_OK; g *= 2)
+        if (groups % g == 0 && (rc = pfvm__acl_gemm_exact(c, p, b->ev, mt, nt, o, 1, g, &cost)) == PFVM_OK &&
+            cost < b->cost) {
+            b->cost = cost;
+            b->step[1] = mt, b->step[2] = nt;
+            *b->n_major = o, b->deal_all = 1, b->gr = g;
+        }
+    return rc;
+}
+
 /* Whether a partial wave dealt over every level's instances (deal_all),
  * its tiles in gr x (groups / gr) blocks (*gr, pfvm__acl_gemm_tiles),
  * beats the searched tile (step, n_major, dealt the default way) by the
@@ -13087,9 +13212,9 @@ static pfvm_code pfvm__acl_gemm_deal(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, 
                                      int *deal_all, int64_t *gr)
 {
     pfvm__acl_gemm_eval ev;
-    int64_t mt, nt, k, g, groups = pfvm__acl_groups(c);
-    double best = 0, cost = 0;
-    int o, ok = c->nlinks > 0 && c->nlinks <= 8;
+    pfvm__acl_gemm_best b;
+    int64_t k;
+    int ok = c->nlinks > 0 && c->nlinks <= 8;
     pfvm_code rc = PFVM_OK;
     *deal_all = 0, *gr = 1;
     if (p->batch * p->M * p->N >= c->pes * 4 || !ok)
@@ -13105,24 +13230,13 @@ static pfvm_code pfvm__acl_gemm_deal(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, 
     }
     if (!ok)
         rc = pfvm__acl_nomem(c);
+    memset(&b, 0, sizeof b);
+    b.step = step, b.n_major = n_major, b.ev = &ev;
     if (rc == PFVM_OK)
-        rc = pfvm__acl_gemm_exact(c, p, &ev, step[1], step[2], *n_major, 0, 1, &best);
-    for (mt = p->M; rc == PFVM_OK; mt = (mt + 1) / 2) {
-        for (nt = p->N; rc == PFVM_OK; nt = (nt + 1) / 2) {
-            for (o = 0; o < 2 && rc == PFVM_OK && pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem; o++)
-                for (g = 1; g <= groups && rc == PFVM_OK; g *= 2)
-                    if (groups % g == 0 &&
-                        (rc = pfvm__acl_gemm_exact(c, p, &ev, mt, nt, o, 1, g, &cost)) == PFVM_OK && cost < best) {
-                        best = cost;
-                        step[1] = mt, step[2] = nt;
-                        *n_major = o, *deal_all = 1, *gr = g;
-                    }
-            if (nt == 1)
-                break;
-        }
-        if (mt == 1)
-            break;
-    }
+        rc = pfvm__acl_gemm_exact(c, p, &ev, step[1], step[2], *n_major, 0, 1, &b.cost);
+    if (rc == PFVM_OK)
+        rc = pfvm__acl_gemm_each(c, p, pfvm__acl_gemm_try_deal, &b);
+    *deal_all = b.deal_all, *gr = b.deal_all ? b.gr : 1;
     for (k = 0; k < 8; k++) {
         pfvm__free(ev.down[k]);
         pfvm__free(ev.up[k]);

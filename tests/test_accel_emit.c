@@ -302,6 +302,26 @@ static void check_chain(void)
     check_model("tests/models/accel_chain", "tests/models/accel_chain/target.txt", 1, 1e-6);
 }
 
+/* Whether program text prog's `copy` lines reduce in tree rounds: each
+ * from a PE to one 1, 2 or 4 before it, all of them of each distance
+ * present, every one writing the same PE offset. */
+static int copy_tree(const char *prog)
+{
+    const char *l = prog;
+    long long dst_off = -1;
+    int seen[5] = {0, 0, 0, 0, 0};
+    while ((l = strstr(l, "\ncopy ")) != NULL) {
+        long long sp, so, dp, doff, bytes;
+        l += 6;
+        if (sscanf(l, "%lld %lld %lld %lld %lld", &sp, &so, &dp, &doff, &bytes) != 5 || sp - dp < 1 ||
+            sp - dp > 4 || sp - dp == 3 || (dst_off >= 0 && doff != dst_off))
+            return 0;
+        dst_off = doff;
+        seen[sp - dp] = 1;
+    }
+    return seen[1] && seen[2] && seen[4];
+}
+
 /* accel_chain on target_parts.txt (256 PEs, more than the blocks'
  * tiles): the chains split their expanded channels over the 4 PEs of a
  * group, each PE accumulating its part of the projection; the parts past
@@ -316,6 +336,9 @@ static void check_chain_parts(void)
     char *prog = emit_with_views("tests/models/accel_chain", "tests/models/accel_chain/target_parts.txt", views,
                                  sizeof views / sizeof *views, &stats);
     CHECK(prog && stats.nodes == 3 && strstr(prog, "\ncopy ") && strstr(prog, "\nbin add "));
+    /* the sums go up a tree (pfvm__acl_ir_finish's rounds): copies
+     * between PEs 1, 2 and 4 apart, each into the one receive slot */
+    CHECK(prog && copy_tree(prog));
     pfvm_accel_free(prog);
     check_model("tests/models/accel_chain", "tests/models/accel_chain/target_parts.txt", 1, 1e-6);
 }
