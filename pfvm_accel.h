@@ -441,6 +441,10 @@ typedef struct accel_em_place {
      * (each a view): its single consumer 1, also that one's consumer 2... */
     int activated;
     int chained; /* streamed: computed in the tiles of a chain's first node (pfvm_accel_ctx.chain): a view */
+    /* streamed: a strided view of its producer's input (pfvm_acl_view_of),
+     * read only by its readers' maps: pfvm_accel_arg's vrank, vdims, vstr */
+    int vrank;
+    int64_t vdims[PFVM_MAX_RANK], vstr[PFVM_MAX_RANK];
     char layout[256];
 } accel_em_place;
 
@@ -1509,6 +1513,9 @@ static pfvm_code accel_em_stream_args(accel_em_emitter *e, const pfvm_node *n, p
             return rc;
         c->in[i].dram = p->off;
         c->in[i].off = -1;
+        c->in[i].vrank = p->vrank;
+        memcpy(c->in[i].vdims, p->vdims, sizeof p->vdims);
+        memcpy(c->in[i].vstr, p->vstr, sizeof p->vstr);
     }
     for (i = 0; i < n->n_outputs; i++) {
         const pfvm_value *v = n->outputs[i];
@@ -1764,6 +1771,69 @@ static int accel_em_part_view(accel_em_emitter *e, const pfvm_node *n)
     return 1;
 }
 
+/* Whether the streamed node n (args c) need not run: its output is a
+ * strided view of its input (pfvm_acl_view_of: a Slice) whose one reader,
+ * past reshapes (views keeping the row-major index), takes it as input 0
+ * and reads it through its own map (pfvm_acl_view_reader: the
+ * TransformerEncoder's Slice -> Reshape -> Transpose of Q, K and V). Then
+ * n's output is placed as that view. */
+static int accel_em_strided_view(accel_em_emitter *e, const pfvm_node *n, const pfvm_accel_ctx *c)
+{
+    pfvm_accel_arg in[PFVM_ACCEL_MAX_ARGS], out, view = c->out[0];
+    const pfvm_value *v = n->outputs[0];
+    const accel_em_place *x = &e->places[n->inputs[0]->id];
+    accel_em_place *p;
+    int64_t base;
+    int depth, j;
+    if (e->naive || n->n_outputs != 1 || !v || c->in[0].rank < 1 || c->out[0].rank < 1 || x->vrank ||
+        !pfvm_acl_view_of(n, c->in, &c->out[0], &base, view.vstr))
+        return 0;
+    view.vrank = c->out[0].rank;
+    memcpy(view.vdims, c->out[0].dims, sizeof view.vdims);
+    for (depth = 0; depth < 4; depth++) {
+        const pfvm_node *r = accel_em_consumer(e->g, v);
+        pfvm_status quiet, *keep = e->st;
+        int ok;
+        if (!r || !r->op || r->n_outputs != 1 || !r->outputs[0] || r->inputs[0] != v ||
+            r->n_inputs > PFVM_ACCEL_MAX_ARGS)
+            return 0;
+        memset(in, 0, sizeof in);
+        memset(&out, 0, sizeof out);
+        e->st = &quiet; /* shapes only: input 0 and the output */
+        ok = accel_em_dims(e, v, &in[0].rank, in[0].dims) == PFVM_OK &&
+             accel_em_dims(e, r->outputs[0], &out.rank, out.dims) == PFVM_OK;
+        e->st = keep;
+        if (!ok)
+            return 0;
+        for (j = 1; j < r->n_inputs; j++)
+            if (r->inputs[j] == v)
+                return 0;
+        if (r->op->fusion == PFVM_FUSE_INJECTIVE && (r->op->flags & PFVM_OP_IN_PLACE) &&
+            accel_em_numel(in[0].rank, in[0].dims) == accel_em_numel(out.rank, out.dims)) {
+            v = r->outputs[0]; /* a reshape: the same row-major index */
+            continue;
+        }
+        view.rank = in[0].rank;
+        memcpy(view.dims, in[0].dims, sizeof view.dims);
+        in[0] = view;
+        if (!pfvm_acl_view_reader(r, in, r->n_inputs, &out))
+            return 0;
+        p = &e->places[n->outputs[0]->id];
+        *p = *x;
+        p->last_use = 0;
+        p->activated = 0;
+        p->off = x->off + base * 4;
+        p->elems = accel_em_numel(c->out[0].rank, c->out[0].dims);
+        p->bytes = p->elems * 4;
+        p->vrank = view.vrank;
+        memcpy(p->vdims, view.vdims, sizeof p->vdims);
+        memcpy(p->vstr, view.vstr, sizeof p->vstr);
+        pfvm__snprintf(p->layout, sizeof p->layout, "%s:%lld strided", e->t->levels[0].name, (long long)p->off);
+        return 1;
+    }
+    return 0;
+}
+
 static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
 {
     pfvm_accel_ctx c;
@@ -1818,6 +1888,9 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     if (accel_em_part_view(e, n))
         return accel_em_line(e, "# view %s (%s) -> %s (its inputs were written into their parts)", n->name,
                              n->op_type, e->places[n->outputs[0]->id].layout);
+    if (accel_em_strided_view(e, n, &c))
+        return accel_em_line(e, "# view %s (%s) -> %s (read through its reader's strided map)", n->name, n->op_type,
+                             e->places[n->outputs[0]->id].layout);
     f = pfvm_acl_streamed(n->op);
     if (f && !e->naive && (rc = accel_em_chain(e, n, &c, f, stats)) == PFVM_OK)
         goto lowered;
@@ -1849,7 +1922,7 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
         c.post = e->post_node ? accel_em_post_emit : NULL;
         c.vec_done = c.res_done = 0;
         rc = f ? accel_em_stream_try(e, &c, f) : PFVM_ERR_UNSUPPORTED;
-        if (rc == PFVM_ERR_UNSUPPORTED && !c.res) {
+        if (rc == PFVM_ERR_UNSUPPORTED && !c.res && !(c.n_in > 0 && c.in[0].vrank > 0)) {
             c.vec_done = 0;
             rc = accel_em_stream_try(e, &c, pfvm_acl_stream_rows);
         }
@@ -1889,6 +1962,10 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     c.post = e->post_node ? accel_em_post_emit : NULL;
     if (f)
         rc = accel_em_stream_try(e, &c, f);
+    if (rc == PFVM_ERR_UNSUPPORTED && c.n_in > 0 && c.in[0].vrank > 0)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED,
+                          "node %s (%s): its input %s is a strided view, but its strided lowering failed", n->name,
+                          n->op_type, n->inputs[0]->name);
     if (rc == PFVM_ERR_UNSUPPORTED)
         rc = accel_em_stream_try(e, &c, pfvm_acl_stream_rows);
     if (rc == PFVM_ERR_UNSUPPORTED && accel_em_ew_ok(n, &c))

@@ -237,6 +237,13 @@ typedef struct pfvm_accel_arg {
     int64_t dims[PFVM_MAX_RANK];
     int replicated;
     int64_t dram; /* streamed (ctx.stream): byte offset of the whole tensor, row-major, in the root memory */
+    /* streamed: vrank > 0 when the tensor is a strided view (a Slice's
+     * output read through its reader's map, pfvm_acl_view_of): the
+     * element of row-major index f in the view's dims vdims[0..vrank) is at
+     * element dram / 4 + sum idx_i * vstr[i] of the root memory, idx the
+     * digits of f in vdims (any reshape keeps f); 0: row-major at dram */
+    int vrank;
+    int64_t vdims[PFVM_MAX_RANK], vstr[PFVM_MAX_RANK];
 } pfvm_accel_arg;
 #define PFVM_ACCEL_MAX_ARGS 8
 typedef struct pfvm_accel_ctx pfvm_accel_ctx;
@@ -385,6 +392,18 @@ PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
  * plan; src/ops/accel_lower.c). 0: the input has a buffer of its own. */
 PFVM_INTERNAL int pfvm_acl_input_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
                                       const pfvm_accel_arg *out, int i, int64_t *off);
+/* Whether node n's output (its input and output shapes in[0], out) is a
+ * strided view of its input 0 in the streamed plan: then *base and
+ * vstr[0..out->rank) say where (elements; out's dims are the view's) and
+ * the node need not run when its readers accept the view (Slice;
+ * src/ops/accel_lower.c). */
+PFVM_INTERNAL int pfvm_acl_view_of(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *out,
+                                   int64_t *base, int64_t *vstr);
+/* Whether node n's streamed lowering reads input 0 (in[0], a strided
+ * view: vrank > 0) through its own strided map, so that the view needs
+ * no copy of its own (Transpose, Slice; src/ops/accel_lower.c). */
+PFVM_INTERNAL int pfvm_acl_view_reader(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
+                                       const pfvm_accel_arg *out);
 /* The streamed plan's lowering of a row-wise node (element-wise, broadcast
  * or reduction operator over the last axis: its inputs of the output's
  * leading dims or small vectors along the last axis) by its own resident

@@ -3421,39 +3421,151 @@ static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, pfvm__acl_affine *m)
     return rc;
 }
 
-static pfvm_code pfvm__acl_transpose_stream(pfvm_accel_ctx *c)
+/* Composes the copy's map y[o] = x[base + sum o_a * xs[a]] (x's row-major
+ * index, over the output dims yd) with x's strided view (x->vrank > 0,
+ * pfvm_accel_arg): each output axis is cut into factors (outer first) that
+ * each step through one of the view's dims, so that the map addresses the
+ * root memory (elements from x->dram) over the refined output dims, still
+ * row-major. It is exact when no view digit carries: the base's digit plus
+ * every factor's reach in each view dim stays below that dim (checked).
+ * 0 when it does not compose or needs more than PFVM_MAX_RANK axes. */
+static int pfvm__acl_compose(const pfvm_accel_arg *x, int *rank, int64_t *yd, int64_t *xs, int64_t *base)
+{
+    int64_t fs[PFVM_MAX_RANK], reach[PFVM_MAX_RANK], d[PFVM_MAX_RANK], s[PFVM_MAX_RANK], rem = *base, nb = 0;
+    int q = x->vrank, n = 0, a, i, k;
+    if (q < 1 || q > PFVM_MAX_RANK)
+        return 0;
+    for (i = q - 1; i >= 0; i--) {
+        if (x->vdims[i] < 1)
+            return 0;
+        fs[i] = i == q - 1 ? 1 : fs[i + 1] * x->vdims[i + 1];
+    }
+    for (i = 0; i < q; i++) { /* the base's digits */
+        reach[i] = rem / fs[i];
+        nb += reach[i] * x->vstr[i];
+        rem %= fs[i];
+    }
+    if (reach[0] >= x->vdims[0] || *base < 0)
+        return 0;
+    for (a = 0; a < *rank; a++) {
+        int64_t fd[PFVM_MAX_RANK], fst[PFVM_MAX_RANK], left = yd[a], st = xs[a];
+        int nf = 0;
+        while (left > 1) { /* innermost factor first */
+            int64_t step, m;
+            for (i = 0; i < q && fs[i] > st; i++)
+                ;
+            if (st <= 0 || i == q || st % fs[i] || nf == PFVM_MAX_RANK)
+                return 0;
+            step = st / fs[i];
+            m = x->vdims[i] / step;
+            if (m < 1 || (left > m && (left % m || x->vdims[i] % step)))
+                return 0;
+            if (m > left)
+                m = left;
+            fd[nf] = m, fst[nf] = step * x->vstr[i];
+            nf++;
+            reach[i] += (m - 1) * step;
+            left /= m;
+            st *= m;
+        }
+        if (nf == 0) /* an axis of size 1 (or 0) stays */
+            fd[nf] = yd[a], fst[nf] = 0, nf++;
+        if (n + nf > PFVM_MAX_RANK)
+            return 0;
+        for (k = nf - 1; k >= 0; k--)
+            d[n] = fd[k], s[n] = fst[k], n++;
+    }
+    for (i = 0; i < q; i++)
+        if (reach[i] >= x->vdims[i])
+            return 0;
+    *rank = n;
+    *base = nb;
+    for (a = 0; a < n; a++)
+        yd[a] = d[a], xs[a] = s[a];
+    return 1;
+}
+
+/* The copy's map (Transpose's perm, Slice's starts and steps) over x's
+ * row-major index, composed with x's strided view when it is one, as m. */
+static pfvm_code pfvm__acl_copy_map(pfvm_accel_ctx *c, pfvm__acl_affine *m)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
-    const int64_t *perm;
-    int np = pfvm_node_attr_ints(c->node, "perm", &perm), r = x->rank, i;
-    int64_t xs[PFVM_MAX_RANK], s[PFVM_MAX_RANK];
-    pfvm__acl_affine m;
-    if (r < 1 || y->rank != r)
-        return pfvm__acl_unsupported(c, "streamed Transpose of rank 1 or more");
-    xs[r - 1] = 1;
-    for (i = r - 2; i >= 0; i--)
-        xs[i] = xs[i + 1] * x->dims[i + 1];
-    for (i = 0; i < r; i++) {
-        int64_t p = np == r ? perm[i] : r - 1 - i;
-        if (p < 0 || p >= r)
-            return pfvm__acl_unsupported(c, "Transpose with a valid perm");
-        s[i] = xs[p];
+    int64_t xs[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], base = 0;
+    int r = y->rank, i;
+    pfvm_code rc;
+    if (c->node->op && c->node->op->accel == pfvm_acl_transpose) {
+        const int64_t *perm;
+        int np = pfvm_node_attr_ints(c->node, "perm", &perm);
+        int64_t s[PFVM_MAX_RANK];
+        if (x->rank < 1 || r != x->rank)
+            return pfvm__acl_unsupported(c, "streamed Transpose of rank 1 or more");
+        s[r - 1] = 1;
+        for (i = r - 2; i >= 0; i--)
+            s[i] = s[i + 1] * x->dims[i + 1];
+        for (i = 0; i < r; i++) {
+            int64_t p = np == r ? perm[i] : r - 1 - i;
+            if (p < 0 || p >= r)
+                return pfvm__acl_unsupported(c, "Transpose with a valid perm");
+            xs[i] = s[p];
+        }
+    } else if ((rc = pfvm__acl_slice_map(c, 0, &base, xs)) != PFVM_OK) {
+        return rc;
     }
-    if (!pfvm__acl_affine_init(&m, r, y->dims, s, 0))
-        return pfvm__acl_unsupported(c, "streamed Transpose of at most 5 non-contiguous axes");
+    for (i = 0; i < r; i++)
+        yd[i] = y->dims[i];
+    if (x->vrank > 0 && !pfvm__acl_compose(x, &r, yd, xs, &base))
+        return pfvm__acl_unsupported(c, "a strided copy whose map composes with its input's strided view");
+    if (!pfvm__acl_affine_init(m, r, yd, xs, base))
+        return pfvm__acl_unsupported(c, "streamed Transpose or Slice of at most 5 non-contiguous axes");
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__acl_copy_stream(pfvm_accel_ctx *c)
+{
+    pfvm__acl_affine m;
+    pfvm_code rc;
+    if ((rc = pfvm__acl_copy_map(c, &m)) != PFVM_OK)
+        return rc;
     return pfvm__acl_affine_stream(c, &m);
 }
 
-static pfvm_code pfvm__acl_slice_stream(pfvm_accel_ctx *c)
+int pfvm_acl_view_of(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *out, int64_t *base,
+                     int64_t *vstr)
 {
-    int64_t xs[PFVM_MAX_RANK], base;
+    pfvm_accel_ctx c;
+    pfvm_status quiet;
+    int i;
+    if (!n->op || n->op->accel != pfvm_acl_slice || in[0].vrank || in[0].rank < 1 || out->rank != in[0].rank)
+        return 0;
+    for (i = 0; i < out->rank; i++)
+        if (out->dims[i] < 1)
+            return 0;
+    memset(&c, 0, sizeof c);
+    c.node = n;
+    c.n_in = n->n_inputs;
+    c.n_out = 1;
+    c.in[0] = in[0];
+    c.out[0] = *out;
+    c.st = &quiet;
+    return pfvm__acl_slice_map(&c, 0, base, vstr) == PFVM_OK;
+}
+
+int pfvm_acl_view_reader(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, const pfvm_accel_arg *out)
+{
+    pfvm_accel_ctx c;
+    pfvm_status quiet;
     pfvm__acl_affine m;
-    pfvm_code rc;
-    if ((rc = pfvm__acl_slice_map(c, 0, &base, xs)) != PFVM_OK)
-        return rc;
-    if (!pfvm__acl_affine_init(&m, c->out[0].rank, c->out[0].dims, xs, base))
-        return pfvm__acl_unsupported(c, "streamed Slice of at most 5 non-contiguous axes");
-    return pfvm__acl_affine_stream(c, &m);
+    if (!n->op || (n->op->accel != pfvm_acl_transpose && n->op->accel != pfvm_acl_slice) || n_in < 1 ||
+        n_in > PFVM_ACCEL_MAX_ARGS)
+        return 0;
+    memset(&c, 0, sizeof c);
+    c.node = n;
+    c.n_in = n_in;
+    c.n_out = 1;
+    memcpy(c.in, in, (size_t)n_in * sizeof *in);
+    c.out[0] = *out;
+    c.st = &quiet;
+    return pfvm__acl_copy_map(&c, &m) == PFVM_OK;
 }
 
 /* Elements of a (static) arg. */
@@ -3881,10 +3993,8 @@ pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
         return pfvm__acl_gemm_stream;
     if (op->accel == pfvm_acl_matmul)
         return pfvm__acl_matmul_stream;
-    if (op->accel == pfvm_acl_transpose)
-        return pfvm__acl_transpose_stream;
-    if (op->accel == pfvm_acl_slice)
-        return pfvm__acl_slice_stream;
+    if (op->accel == pfvm_acl_transpose || op->accel == pfvm_acl_slice)
+        return pfvm__acl_copy_stream;
     /* LayerNormalization's resident lowering lives in nn.c; its split one here */
     if (!strcmp(op->name, "LayerNormalization") && !op->domain[0])
         return pfvm__acl_ln_stream;
