@@ -392,18 +392,20 @@ PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
  * plan; src/ops/accel_lower.c). 0: the input has a buffer of its own. */
 PFVM_INTERNAL int pfvm_acl_input_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
                                       const pfvm_accel_arg *out, int i, int64_t *off);
-/* Whether node n's output (its input and output shapes in[0], out) is a
- * strided view of its input 0 in the streamed plan: then *base and
- * vstr[0..out->rank) say where (elements; out's dims are the view's) and
- * the node need not run when its readers accept the view (Slice;
+/* Whether node n's output (its inputs' and output's shapes in[0..n_in),
+ * out; in[0] may itself be a strided view) is a strided view of its input
+ * 0 in the streamed plan: then *view is out with vrank, vdims and vstr
+ * set and *base the view's first element (elements from in[0].dram), and
+ * the node need not run when its reader accepts the view (Slice,
+ * Transpose; src/ops/accel_lower.c). */
+PFVM_INTERNAL int pfvm_acl_view_of(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, const pfvm_accel_arg *out,
+                                   pfvm_accel_arg *view, int64_t *base);
+/* Whether node n's streamed lowering reads its input i (in[i], a strided
+ * view: vrank > 0) through the view's map, so that the view needs no copy
+ * of its own (Transpose and Slice as input 0, Gemm and MatMul as A or B;
  * src/ops/accel_lower.c). */
-PFVM_INTERNAL int pfvm_acl_view_of(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *out,
-                                   int64_t *base, int64_t *vstr);
-/* Whether node n's streamed lowering reads input 0 (in[0], a strided
- * view: vrank > 0) through its own strided map, so that the view needs
- * no copy of its own (Transpose, Slice; src/ops/accel_lower.c). */
 PFVM_INTERNAL int pfvm_acl_view_reader(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
-                                       const pfvm_accel_arg *out);
+                                       const pfvm_accel_arg *out, int i);
 /* The streamed plan's lowering of a row-wise node (element-wise, broadcast
  * or reduction operator over the last axis: its inputs of the output's
  * leading dims or small vectors along the last axis) by its own resident
