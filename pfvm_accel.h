@@ -441,6 +441,10 @@ typedef struct accel_em_place {
      * (each a view): its single consumer 1, also that one's consumer 2... */
     int activated;
     int chained; /* streamed: computed in the tiles of a chain's first node (pfvm_accel_ctx.chain): a view */
+    /* streamed: a strided view of its producer's input (pfvm_acl_view_of),
+     * read only by its readers' maps: pfvm_accel_arg's vrank, vdims, vstr */
+    int vrank;
+    int64_t vdims[PFVM_MAX_RANK], vstr[PFVM_MAX_RANK];
     char layout[256];
 } accel_em_place;
 
@@ -1509,6 +1513,9 @@ static pfvm_code accel_em_stream_args(accel_em_emitter *e, const pfvm_node *n, p
             return rc;
         c->in[i].dram = p->off;
         c->in[i].off = -1;
+        c->in[i].vrank = p->vrank;
+        memcpy(c->in[i].vdims, p->vdims, sizeof p->vdims);
+        memcpy(c->in[i].vstr, p->vstr, sizeof p->vstr);
     }
     for (i = 0; i < n->n_outputs; i++) {
         const pfvm_value *v = n->outputs[i];
@@ -1764,6 +1771,88 @@ static int accel_em_part_view(accel_em_emitter *e, const pfvm_node *n)
     return 1;
 }
 
+/* Whether the streamed node n (args c) need not run: its output is a
+ * strided view of its input (pfvm_acl_view_of: a Slice or Transpose, of a
+ * row-major tensor or of another such view) whose one reader, past
+ * reshapes (views keeping the row-major index), reads it through the
+ * view's map (pfvm_acl_view_reader: a strided copy, Gemm or MatMul; the
+ * TransformerEncoder's Slice -> Reshape -> Transpose of Q, K and V, and
+ * the Transposes before its attention MatMuls and out_proj Gemm). Then
+ * n's output is placed as that view. */
+static int accel_em_strided_view(accel_em_emitter *e, const pfvm_node *n, const pfvm_accel_ctx *c)
+{
+    pfvm_accel_arg in[PFVM_ACCEL_MAX_ARGS], out, view;
+    const pfvm_value *v = n->outputs[0];
+    const accel_em_place *x = &e->places[n->inputs[0]->id];
+    accel_em_place *p;
+    int64_t base;
+    int depth, i, j;
+    if (e->naive || n->n_outputs != 1 || !v || c->in[0].rank < 1 || c->out[0].rank < 1 ||
+        !pfvm_acl_view_of(n, c->in, c->n_in, &c->out[0], &view, &base))
+        return 0;
+    for (depth = 0; depth < 4; depth++) {
+        const pfvm_node *r = accel_em_consumer(e->g, v);
+        pfvm_status quiet, *keep = e->st;
+        int ok = 1;
+        if (!r || !r->op || r->n_outputs != 1 || !r->outputs[0] || r->n_inputs > PFVM_ACCEL_MAX_ARGS)
+            return 0;
+        for (j = -1, i = 0; i < r->n_inputs; i++)
+            if (r->inputs[i] == v) {
+                if (j >= 0)
+                    return 0;
+                j = i;
+            }
+        if (j < 0)
+            return 0;
+        memset(in, 0, sizeof in);
+        memset(&out, 0, sizeof out);
+        e->st = &quiet; /* shapes only */
+        for (i = 0; ok && i < r->n_inputs; i++) {
+            in[i].rank = -1;
+            if (r->inputs[i] && (!r->inputs[i]->init || r->inputs[i]->type.dtype == PFVM_FLOAT))
+                ok = accel_em_dims(e, r->inputs[i], &in[i].rank, in[i].dims) == PFVM_OK;
+        }
+        ok = ok && accel_em_dims(e, r->outputs[0], &out.rank, out.dims) == PFVM_OK;
+        e->st = keep;
+        if (!ok)
+            return 0;
+        if (j == 0 && r->op->fusion == PFVM_FUSE_INJECTIVE && (r->op->flags & PFVM_OP_IN_PLACE) &&
+            accel_em_numel(in[0].rank, in[0].dims) == accel_em_numel(out.rank, out.dims)) {
+            v = r->outputs[0]; /* a reshape: the same row-major index */
+            continue;
+        }
+        view.rank = in[j].rank;
+        memcpy(view.dims, in[j].dims, sizeof view.dims);
+        in[j] = view;
+        if (!pfvm_acl_view_reader(r, in, r->n_inputs, &out, j))
+            return 0;
+        p = &e->places[n->outputs[0]->id];
+        *p = *x;
+        p->last_use = 0;
+        p->activated = 0;
+        p->off = x->off + base * 4;
+        p->elems = accel_em_numel(c->out[0].rank, c->out[0].dims);
+        p->bytes = p->elems * 4;
+        p->vrank = view.vrank;
+        memcpy(p->vdims, view.vdims, sizeof p->vdims);
+        memcpy(p->vstr, view.vstr, sizeof p->vstr);
+        pfvm__snprintf(p->layout, sizeof p->layout, "%s:%lld strided", e->t->levels[0].name, (long long)p->off);
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether one of c's inputs is a strided view (only its reader's own
+ * streamed lowering reads it). */
+static int accel_em_reads_view(const pfvm_accel_ctx *c)
+{
+    int i;
+    for (i = 0; i < c->n_in; i++)
+        if (c->in[i].rank >= 0 && c->in[i].vrank > 0)
+            return 1;
+    return 0;
+}
+
 static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
 {
     pfvm_accel_ctx c;
@@ -1818,6 +1907,9 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     if (accel_em_part_view(e, n))
         return accel_em_line(e, "# view %s (%s) -> %s (its inputs were written into their parts)", n->name,
                              n->op_type, e->places[n->outputs[0]->id].layout);
+    if (accel_em_strided_view(e, n, &c))
+        return accel_em_line(e, "# view %s (%s) -> %s (read through its reader's strided map)", n->name, n->op_type,
+                             e->places[n->outputs[0]->id].layout);
     f = pfvm_acl_streamed(n->op);
     if (f && !e->naive && (rc = accel_em_chain(e, n, &c, f, stats)) == PFVM_OK)
         goto lowered;
@@ -1849,7 +1941,7 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
         c.post = e->post_node ? accel_em_post_emit : NULL;
         c.vec_done = c.res_done = 0;
         rc = f ? accel_em_stream_try(e, &c, f) : PFVM_ERR_UNSUPPORTED;
-        if (rc == PFVM_ERR_UNSUPPORTED && !c.res) {
+        if (rc == PFVM_ERR_UNSUPPORTED && !c.res && !accel_em_reads_view(&c)) {
             c.vec_done = 0;
             rc = accel_em_stream_try(e, &c, pfvm_acl_stream_rows);
         }
@@ -1889,6 +1981,10 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     c.post = e->post_node ? accel_em_post_emit : NULL;
     if (f)
         rc = accel_em_stream_try(e, &c, f);
+    if (rc == PFVM_ERR_UNSUPPORTED && accel_em_reads_view(&c))
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED,
+                          "node %s (%s): an input is a strided view, but its streamed lowering failed", n->name,
+                          n->op_type);
     if (rc == PFVM_ERR_UNSUPPORTED)
         rc = accel_em_stream_try(e, &c, pfvm_acl_stream_rows);
     if (rc == PFVM_ERR_UNSUPPORTED && accel_em_ew_ok(n, &c))

@@ -237,6 +237,13 @@ typedef struct pfvm_accel_arg {
     int64_t dims[PFVM_MAX_RANK];
     int replicated;
     int64_t dram; /* streamed (ctx.stream): byte offset of the whole tensor, row-major, in the root memory */
+    /* streamed: vrank > 0 when the tensor is a strided view (a Slice's
+     * output read through its reader's map, pfvm_acl_view_of): the
+     * element of row-major index f in the view's dims vdims[0..vrank) is at
+     * element dram / 4 + sum idx_i * vstr[i] of the root memory, idx the
+     * digits of f in vdims (any reshape keeps f); 0: row-major at dram */
+    int vrank;
+    int64_t vdims[PFVM_MAX_RANK], vstr[PFVM_MAX_RANK];
 } pfvm_accel_arg;
 #define PFVM_ACCEL_MAX_ARGS 8
 typedef struct pfvm_accel_ctx pfvm_accel_ctx;
@@ -385,6 +392,20 @@ PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
  * plan; src/ops/accel_lower.c). 0: the input has a buffer of its own. */
 PFVM_INTERNAL int pfvm_acl_input_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
                                       const pfvm_accel_arg *out, int i, int64_t *off);
+/* Whether node n's output (its inputs' and output's shapes in[0..n_in),
+ * out; in[0] may itself be a strided view) is a strided view of its input
+ * 0 in the streamed plan: then *view is out with vrank, vdims and vstr
+ * set and *base the view's first element (elements from in[0].dram), and
+ * the node need not run when its reader accepts the view (Slice,
+ * Transpose; src/ops/accel_lower.c). */
+PFVM_INTERNAL int pfvm_acl_view_of(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, const pfvm_accel_arg *out,
+                                   pfvm_accel_arg *view, int64_t *base);
+/* Whether node n's streamed lowering reads its input i (in[i], a strided
+ * view: vrank > 0) through the view's map, so that the view needs no copy
+ * of its own (Transpose and Slice as input 0, Gemm and MatMul as A or B;
+ * src/ops/accel_lower.c). */
+PFVM_INTERNAL int pfvm_acl_view_reader(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
+                                       const pfvm_accel_arg *out, int i);
 /* The streamed plan's lowering of a row-wise node (element-wise, broadcast
  * or reduction operator over the last axis: its inputs of the output's
  * leading dims or small vectors along the last axis) by its own resident

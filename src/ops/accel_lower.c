@@ -2966,18 +2966,32 @@ static int pfvm__acl_gemm_search(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int6
     return b.cost >= 0;
 }
 
+static pfvm_code pfvm__acl_load_view(pfvm_accel_ctx *c, pfvm__acl_q *q, int64_t pe, int64_t d,
+                                     const pfvm_accel_arg *x, int64_t base, int64_t rows, int64_t cols, int64_t rs);
+
 /* Tiles over (batch, rows of A, columns of the result), K whole, each
  * tile's rows of A and columns of B loaded into its PE; shared by Gemm
- * and MatMul. */
+ * and MatMul. An operand that is a strided view (a Transpose's output
+ * read in place, pfvm_acl_view_of) is loaded through its map. */
 static pfvm_code pfvm__acl_gemm_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe, void *user)
 {
     const pfvm__acl_gemm_plan *p = (const pfvm__acl_gemm_plan *)user;
     int64_t bi = t->o[0], m0 = t->o[1], n0 = t->o[2], mt = t->e[1], nt = t->e[2], N = p->N;
     int64_t ad = p->a->dram + (bi * p->abs + m0 * p->K) * 4, bd = p->b->dram + bi * p->bbs * 4;
     pfvm_code rc;
-    if ((rc = pfvm__acl_load(c, &q[0], pe, p->ab, ad, 1, 1, mt * p->K, 0, 0, 0, 0)) != PFVM_OK ||
-        (rc = p->tb ? pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * p->K * 4, 1, 1, nt * p->K, 0, 0, 0, 0)
-                    : pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * 4, 1, p->K, nt, 0, nt, 0, N)) != PFVM_OK)
+    if (p->a->vrank > 0)
+        rc = pfvm__acl_load_view(c, &q[0], pe, p->ab, p->a, bi * p->abs + m0 * p->K, mt, p->K, p->K);
+    else
+        rc = pfvm__acl_load(c, &q[0], pe, p->ab, ad, 1, 1, mt * p->K, 0, 0, 0, 0);
+    if (rc != PFVM_OK)
+        return rc;
+    if (p->b->vrank > 0)
+        rc = p->tb ? pfvm__acl_load_view(c, &q[1], pe, p->bb, p->b, bi * p->bbs + n0 * p->K, nt, p->K, p->K)
+                   : pfvm__acl_load_view(c, &q[1], pe, p->bb, p->b, bi * p->bbs + n0, p->K, nt, N);
+    else
+        rc = p->tb ? pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * p->K * 4, 1, 1, nt * p->K, 0, 0, 0, 0)
+                   : pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * 4, 1, p->K, nt, 0, nt, 0, N);
+    if (rc != PFVM_OK)
         return rc;
     if (p->bias == 1 && (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK)
         return rc;
@@ -3535,39 +3549,232 @@ static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, pfvm__acl_affine *m)
     return rc;
 }
 
-static pfvm_code pfvm__acl_transpose_stream(pfvm_accel_ctx *c)
+/* Composes the copy's map y[o] = x[base + sum o_a * xs[a]] (x's row-major
+ * index, over the output dims yd) with x's strided view (x->vrank > 0,
+ * pfvm_accel_arg): each output axis is cut into factors (outer first) that
+ * each step through one of the view's dims, so that the map addresses the
+ * root memory (elements from x->dram) over the refined output dims, still
+ * row-major. It is exact when no view digit carries: the base's digit plus
+ * every factor's reach in each view dim stays below that dim (checked).
+ * 0 when it does not compose or needs more than PFVM_MAX_RANK axes. */
+static int pfvm__acl_compose(const pfvm_accel_arg *x, int *rank, int64_t *yd, int64_t *xs, int64_t *base)
+{
+    int64_t fs[PFVM_MAX_RANK], reach[PFVM_MAX_RANK], d[PFVM_MAX_RANK], s[PFVM_MAX_RANK], rem = *base, nb = 0;
+    int q = x->vrank, n = 0, a, i, k;
+    if (q < 1 || q > PFVM_MAX_RANK)
+        return 0;
+    for (i = q - 1; i >= 0; i--) {
+        if (x->vdims[i] < 1)
+            return 0;
+        fs[i] = i == q - 1 ? 1 : fs[i + 1] * x->vdims[i + 1];
+    }
+    for (i = 0; i < q; i++) { /* the base's digits */
+        reach[i] = rem / fs[i];
+        nb += reach[i] * x->vstr[i];
+        rem %= fs[i];
+    }
+    if (reach[0] >= x->vdims[0] || *base < 0)
+        return 0;
+    for (a = 0; a < *rank; a++) {
+        int64_t fd[PFVM_MAX_RANK], fst[PFVM_MAX_RANK], left = yd[a], st = xs[a];
+        int nf = 0;
+        while (left > 1) { /* innermost factor first */
+            int64_t step, m;
+            for (i = 0; i < q && fs[i] > st; i++)
+                ;
+            if (st <= 0 || i == q || st % fs[i] || nf == PFVM_MAX_RANK)
+                return 0;
+            step = st / fs[i];
+            m = x->vdims[i] / step;
+            if (m < 1 || (left > m && (left % m || x->vdims[i] % step)))
+                return 0;
+            if (m > left)
+                m = left;
+            fd[nf] = m, fst[nf] = step * x->vstr[i];
+            nf++;
+            reach[i] += (m - 1) * step;
+            left /= m;
+            st *= m;
+        }
+        if (nf == 0) /* an axis of size 1 (or 0) stays */
+            fd[nf] = yd[a], fst[nf] = 0, nf++;
+        if (n + nf > PFVM_MAX_RANK)
+            return 0;
+        for (k = nf - 1; k >= 0; k--)
+            d[n] = fd[k], s[n] = fst[k], n++;
+    }
+    for (i = 0; i < q; i++)
+        if (reach[i] >= x->vdims[i])
+            return 0;
+    *rank = n;
+    *base = nb;
+    for (a = 0; a < n; a++)
+        yd[a] = d[a], xs[a] = s[a];
+    return 1;
+}
+
+/* The copy's map (Transpose's perm, Slice's starts and steps) over x's
+ * row-major index, composed with x's strided view when it is one: the
+ * output's dims (refined where the view needs) in yd[0..*rank), the root
+ * elements from x's dram in xs and *base. */
+static pfvm_code pfvm__acl_copy_axes(pfvm_accel_ctx *c, int *rank, int64_t *yd, int64_t *xs, int64_t *base)
 {
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
-    const int64_t *perm;
-    int np = pfvm_node_attr_ints(c->node, "perm", &perm), r = x->rank, i;
-    int64_t xs[PFVM_MAX_RANK], s[PFVM_MAX_RANK];
-    pfvm__acl_affine m;
-    if (r < 1 || y->rank != r)
-        return pfvm__acl_unsupported(c, "streamed Transpose of rank 1 or more");
-    xs[r - 1] = 1;
-    for (i = r - 2; i >= 0; i--)
-        xs[i] = xs[i + 1] * x->dims[i + 1];
-    for (i = 0; i < r; i++) {
-        int64_t p = np == r ? perm[i] : r - 1 - i;
-        if (p < 0 || p >= r)
-            return pfvm__acl_unsupported(c, "Transpose with a valid perm");
-        s[i] = xs[p];
+    int r = y->rank, i;
+    pfvm_code rc;
+    *base = 0;
+    if (c->node->op && c->node->op->accel == pfvm_acl_transpose) {
+        const int64_t *perm;
+        int np = pfvm_node_attr_ints(c->node, "perm", &perm);
+        int64_t s[PFVM_MAX_RANK];
+        if (x->rank < 1 || r != x->rank)
+            return pfvm__acl_unsupported(c, "streamed Transpose of rank 1 or more");
+        s[r - 1] = 1;
+        for (i = r - 2; i >= 0; i--)
+            s[i] = s[i + 1] * x->dims[i + 1];
+        for (i = 0; i < r; i++) {
+            int64_t p = np == r ? perm[i] : r - 1 - i;
+            if (p < 0 || p >= r)
+                return pfvm__acl_unsupported(c, "Transpose with a valid perm");
+            xs[i] = s[p];
+        }
+    } else if ((rc = pfvm__acl_slice_map(c, 0, base, xs)) != PFVM_OK) {
+        return rc;
     }
-    if (!pfvm__acl_affine_init(&m, r, y->dims, s, 0))
-        return pfvm__acl_unsupported(c, "streamed Transpose of at most 5 non-contiguous axes");
+    for (i = 0; i < r; i++)
+        yd[i] = y->dims[i];
+    *rank = r;
+    if (x->vrank > 0 && !pfvm__acl_compose(x, rank, yd, xs, base))
+        return pfvm__acl_unsupported(c, "a strided copy whose map composes with its input's strided view");
+    return PFVM_OK;
+}
+
+/* The copy's map as m (pfvm__acl_copy_axes, its axes merged). */
+static pfvm_code pfvm__acl_copy_map(pfvm_accel_ctx *c, pfvm__acl_affine *m)
+{
+    int64_t xs[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], base;
+    int r;
+    pfvm_code rc;
+    if ((rc = pfvm__acl_copy_axes(c, &r, yd, xs, &base)) != PFVM_OK)
+        return rc;
+    if (!pfvm__acl_affine_init(m, r, yd, xs, base))
+        return pfvm__acl_unsupported(c, "streamed Transpose or Slice of at most 5 non-contiguous axes");
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__acl_copy_stream(pfvm_accel_ctx *c)
+{
+    pfvm__acl_affine m;
+    pfvm_code rc;
+    if ((rc = pfvm__acl_copy_map(c, &m)) != PFVM_OK)
+        return rc;
     return pfvm__acl_affine_stream(c, &m);
 }
 
-static pfvm_code pfvm__acl_slice_stream(pfvm_accel_ctx *c)
+/* Loads rows x cols elements of x, a strided view (x->vrank > 0), from
+ * row-major index base + r * rs + col, into PE byte d onwards (row-major):
+ * the block through the view's map when it composes as one (a few load
+ * lines), else row by row, else element by element (each composes). */
+static pfvm_code pfvm__acl_load_view(pfvm_accel_ctx *c, pfvm__acl_q *q, int64_t pe, int64_t d,
+                                     const pfvm_accel_arg *x, int64_t base, int64_t rows, int64_t cols, int64_t rs)
 {
-    int64_t xs[PFVM_MAX_RANK], base;
+    int64_t yd[PFVM_MAX_RANK] = {rows, cols}, xs[PFVM_MAX_RANK] = {rs, 1}, b = base, o, outer = 1, i;
+    int r = 2, a;
     pfvm__acl_affine m;
     pfvm_code rc;
-    if ((rc = pfvm__acl_slice_map(c, 0, &base, xs)) != PFVM_OK)
-        return rc;
-    if (!pfvm__acl_affine_init(&m, c->out[0].rank, c->out[0].dims, xs, base))
-        return pfvm__acl_unsupported(c, "streamed Slice of at most 5 non-contiguous axes");
-    return pfvm__acl_affine_stream(c, &m);
+    if (!pfvm__acl_compose(x, &r, yd, xs, &b) || !pfvm__acl_affine_init(&m, r, yd, xs, b)) {
+        if (rows > 1) {
+            for (i = 0; i < rows; i++)
+                if ((rc = pfvm__acl_load_view(c, q, pe, d + i * cols * 4, x, base + i * rs, 1, cols, rs)) != PFVM_OK)
+                    return rc;
+            return PFVM_OK;
+        }
+        if (cols > 1) {
+            for (i = 0; i < cols; i++)
+                if ((rc = pfvm__acl_load_view(c, q, pe, d + i * 4, x, base + i, 1, 1, rs)) != PFVM_OK)
+                    return rc;
+            return PFVM_OK;
+        }
+        return pfvm__fail(c->st, PFVM_ERR_INVALID, "node %s (%s): an element of a strided view out of its bounds",
+                          c->node->name, c->node->op_type);
+    }
+    r = m.rank;
+    for (a = 0; a < r - 3; a++)
+        outer *= m.yd[a];
+    for (o = 0; o < outer; o++) {
+        int64_t rem = o, src = m.base, dst = 0;
+        for (a = r - 4; a >= 0; a--) {
+            src += (rem % m.yd[a]) * m.xs[a];
+            dst += (rem % m.yd[a]) * m.ys[a];
+            rem /= m.yd[a];
+        }
+        if ((rc = pfvm__acl_load(c, q, pe, d + dst * 4, x->dram + src * 4, m.yd[r - 3], m.yd[r - 2], m.yd[r - 1],
+                                 m.ys[r - 3], m.ys[r - 2], m.xs[r - 3], m.xs[r - 2])) != PFVM_OK)
+            return rc;
+    }
+    return PFVM_OK;
+}
+
+/* A quiet context for node n's shapes (in[0..n_in), out), for the view
+ * queries below. */
+static void pfvm__acl_quiet_ctx(pfvm_accel_ctx *c, pfvm_status *quiet, const pfvm_node *n, const pfvm_accel_arg *in,
+                                int n_in, const pfvm_accel_arg *out)
+{
+    memset(c, 0, sizeof *c);
+    c->node = n;
+    c->n_in = n_in;
+    c->n_out = 1;
+    memcpy(c->in, in, (size_t)n_in * sizeof *in);
+    c->out[0] = *out;
+    c->st = quiet;
+}
+
+int pfvm_acl_view_of(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, const pfvm_accel_arg *out,
+                     pfvm_accel_arg *view, int64_t *base)
+{
+    pfvm_accel_ctx c;
+    pfvm_status quiet;
+    int i;
+    if (!n->op || (n->op->accel != pfvm_acl_slice && n->op->accel != pfvm_acl_transpose) || n_in < 1 ||
+        n_in > PFVM_ACCEL_MAX_ARGS || in[0].rank < 1 || out->rank != in[0].rank)
+        return 0;
+    for (i = 0; i < out->rank; i++)
+        if (out->dims[i] < 1)
+            return 0;
+    pfvm__acl_quiet_ctx(&c, &quiet, n, in, n_in, out);
+    *view = *out;
+    return pfvm__acl_copy_axes(&c, &view->vrank, view->vdims, view->vstr, base) == PFVM_OK;
+}
+
+/* Whether Gemm's or MatMul's streamed lowering takes its inputs' shapes
+ * (the checks of pfvm__acl_gemm_stream and pfvm__acl_matmul_stream). */
+static int pfvm__acl_gemm_shapes(const pfvm_accel_ctx *c)
+{
+    const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
+    if (c->n_in < 2)
+        return 0;
+    if (c->node->op->accel == pfvm_acl_matmul)
+        return a->rank >= 1 && b->rank >= 2 && y->rank >= 1 && b->dims[b->rank - 2] == a->dims[a->rank - 1] &&
+               (b->rank == 2 || (pfvm__acl_mm_bstride(a, y) >= 0 && pfvm__acl_mm_bstride(b, y) >= 0));
+    return a->rank == 2 && b->rank == 2 && y->rank == 2 && !pfvm_node_attr_int(c->node, "transA", 0);
+}
+
+int pfvm_acl_view_reader(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, const pfvm_accel_arg *out, int i)
+{
+    pfvm_accel_ctx c;
+    pfvm_status quiet;
+    pfvm__acl_affine m;
+    pfvm_accel_fn f = pfvm_acl_streamed(n->op);
+    if (!f || n_in < 1 || n_in > PFVM_ACCEL_MAX_ARGS || i < 0 || i >= n_in)
+        return 0;
+    pfvm__acl_quiet_ctx(&c, &quiet, n, in, n_in, out);
+    if (f == pfvm__acl_copy_stream)
+        return i == 0 && pfvm__acl_copy_map(&c, &m) == PFVM_OK;
+    /* Gemm and MatMul load A's rows and B's columns through the view
+     * (pfvm__acl_load_view), any block of them */
+    if (f == pfvm__acl_gemm_stream || f == pfvm__acl_matmul_stream)
+        return i <= 1 && pfvm__acl_gemm_shapes(&c);
+    return 0;
 }
 
 /* Elements of a (static) arg. */
@@ -3995,10 +4202,8 @@ pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
         return pfvm__acl_gemm_stream;
     if (op->accel == pfvm_acl_matmul)
         return pfvm__acl_matmul_stream;
-    if (op->accel == pfvm_acl_transpose)
-        return pfvm__acl_transpose_stream;
-    if (op->accel == pfvm_acl_slice)
-        return pfvm__acl_slice_stream;
+    if (op->accel == pfvm_acl_transpose || op->accel == pfvm_acl_slice)
+        return pfvm__acl_copy_stream;
     /* LayerNormalization's resident lowering lives in nn.c; its split one here */
     if (!strcmp(op->name, "LayerNormalization") && !op->domain[0])
         return pfvm__acl_ln_stream;
