@@ -2109,6 +2109,61 @@ pfvm__qv_kernel8(const int8_t *w0, const int8_t *w1, const uint8_t *p0, const ui
         PFVM__QV_ST(e11, 2, a61, a71);
     }
 }
+#define PFVM__QV_R16(wb, r, a)                                                                          \
+    {                                                                                                   \
+        int32_t q;                                                                                      \
+        memcpy(&q, (wb) + kq * 4 * PFVM__QG_MR + 4 * (r), sizeof q);                                    \
+        a = _mm512_dpbusd_epi32(a, x0, _mm512_set1_epi32(q));                                           \
+    }
+/* The 16x16 tile: four weight blocks (rows 0-15 from w, blocks bs bytes
+ * apart) against one panel, 16 zmm sums: an odd panel at the 8x32 tile's
+ * rate (per four reduction positions 1 panel load and 16 broadcasts feed
+ * 16 vpdpbusd), where 4x16 tiles run at half of it. */
+__attribute__((target("avx2,avx512f,avx512vl,avx512vnni"))) static void
+pfvm__qv_kernel16(const int8_t *w, pfvm__qi bs, const uint8_t *p0, pfvm__qi K4, const int32_t *init,
+                  const pfvm__qv_epi *e0, const pfvm__qv_epi *e1, const pfvm__qv_epi *e2, const pfvm__qv_epi *e3)
+{
+    const int8_t *w0 = w, *w1 = w + bs, *w2 = w + 2 * bs, *w3 = w + 3 * bs;
+    __m512i a00 = _mm512_set1_epi32(init[0]), a10 = _mm512_set1_epi32(init[1]), a20 = _mm512_set1_epi32(init[2]);
+    __m512i a30 = _mm512_set1_epi32(init[3]), a01 = _mm512_set1_epi32(init[4]), a11 = _mm512_set1_epi32(init[5]);
+    __m512i a21 = _mm512_set1_epi32(init[6]), a31 = _mm512_set1_epi32(init[7]), a02 = _mm512_set1_epi32(init[8]);
+    __m512i a12 = _mm512_set1_epi32(init[9]), a22 = _mm512_set1_epi32(init[10]), a32 = _mm512_set1_epi32(init[11]);
+    __m512i a03 = _mm512_set1_epi32(init[12]), a13 = _mm512_set1_epi32(init[13]), a23 = _mm512_set1_epi32(init[14]);
+    __m512i a33 = _mm512_set1_epi32(init[15]);
+    pfvm__qi kq;
+    for (kq = 0; kq < K4; kq++) {
+        const __m512i x0 = _mm512_loadu_si512((const void *)(p0 + kq * 4 * PFVM__QG_NR));
+        PFVM__QV_R16(w0, 0, a00)
+        PFVM__QV_R16(w0, 1, a10)
+        PFVM__QV_R16(w0, 2, a20)
+        PFVM__QV_R16(w0, 3, a30)
+        PFVM__QV_R16(w1, 0, a01)
+        PFVM__QV_R16(w1, 1, a11)
+        PFVM__QV_R16(w1, 2, a21)
+        PFVM__QV_R16(w1, 3, a31)
+        PFVM__QV_R16(w2, 0, a02)
+        PFVM__QV_R16(w2, 1, a12)
+        PFVM__QV_R16(w2, 2, a22)
+        PFVM__QV_R16(w2, 3, a32)
+        PFVM__QV_R16(w3, 0, a03)
+        PFVM__QV_R16(w3, 1, a13)
+        PFVM__QV_R16(w3, 2, a23)
+        PFVM__QV_R16(w3, 3, a33)
+    }
+    PFVM__QV_ST(e0, 0, a00, a10);
+    if (e0->y[2])
+        PFVM__QV_ST(e0, 2, a20, a30);
+    PFVM__QV_ST(e1, 0, a01, a11);
+    if (e1->y[2])
+        PFVM__QV_ST(e1, 2, a21, a31);
+    PFVM__QV_ST(e2, 0, a02, a12);
+    if (e2->y[2])
+        PFVM__QV_ST(e2, 2, a22, a32);
+    PFVM__QV_ST(e3, 0, a03, a13);
+    if (e3->y[2])
+        PFVM__QV_ST(e3, 2, a23, a33);
+}
+#undef PFVM__QV_R16
 #undef PFVM__QV_ST
 #undef PFVM__QV_HI
 #undef PFVM__QV_LO
@@ -2175,6 +2230,76 @@ static void pfvm__qv_tile8(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb)
                      &e00, &e01, &e10, &e11);
 }
 
+/* The 16x16 tile of rows mb.. (four blocks, the last with a row) and panel jb. */
+static void pfvm__qv_tile16(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb)
+{
+    pfvm__qv_epi e[4];
+    int b;
+    for (b = 0; b < 4; b++)
+        pfvm__qv_epi_at(q, mb + b * PFVM__QG_MR, jb, &e[b]);
+    pfvm__qv_kernel16(q->wv + mb * 4 * q->K4, PFVM__QG_MR * 4 * q->K4, q->panels + jb * q->K4 * 4 * PFVM__QG_NR, q->K4,
+                      q->init + mb, &e[0], &e[1], &e[2], &e[3]);
+}
+
+#define PFVM__QV_FEW 4 /* a last panel of at most this many columns: pfvm__qv_columns */
+#define PFVM__QV_COL(c, a)                                                                              \
+    if ((c) < cols) {                                                                                   \
+        int32_t xq;                                                                                     \
+        memcpy(&xq, x + 4 * (c), sizeof xq);                                                            \
+        a = _mm512_dpbusd_epi32(a, _mm512_set1_epi32(xq), wq);                                          \
+    }
+
+/* The last panel's few columns (at most PFVM__QV_FEW: the 7x7 and 14x14
+ * layers' 49 and 196 leave 1 and 4) for rows mb.. (up to 16): the rows in
+ * the lanes, their four weight blocks' words gathered per four reduction
+ * positions, one vpdpbusd a column against its broadcast bytes, where a
+ * 16-column tile would spend 16 on mostly empty lanes. Requantized per
+ * lane as pfvm__qv_store2 (the rows' own multipliers and shifts, the
+ * clamp: what its packs saturate to), stored byte by byte. */
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+pfvm__qv_columns(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb)
+{
+    const pfvm__qi K4 = q->K4, bs = PFVM__QG_MR * 4 * K4, left = q->g->MG - mb;
+    const int rows = (int)(left < 16 ? left : 16), cols = (int)(q->OHW - jb * PFVM__QG_NR), blocks = (rows + 3) / 4;
+    const __mmask16 live = (__mmask16)((1u << rows) - 1);
+    const int8_t *w = q->wv + mb * 4 * K4;
+    const uint8_t *x = q->panels + jb * K4 * 4 * PFVM__QG_NR;
+    const __m512i init = _mm512_maskz_loadu_epi32(live, q->init + mb);
+    __m512i a0 = init, a1 = init, a2 = init, a3 = init, vm, s, v, lo, hi;
+    uint8_t out[16];
+    pfvm__qi kq;
+    int r;
+    for (kq = 0; kq < K4; kq++, x += 4 * PFVM__QG_NR) {
+        const int8_t *wk = w + kq * 4 * PFVM__QG_MR;
+        __m512i wq = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)wk));
+        if (blocks > 1)
+            wq = _mm512_inserti32x4(wq, _mm_loadu_si128((const __m128i *)(const void *)(wk + bs)), 1);
+        if (blocks > 2)
+            wq = _mm512_inserti32x4(wq, _mm_loadu_si128((const __m128i *)(const void *)(wk + 2 * bs)), 2);
+        if (blocks > 3)
+            wq = _mm512_inserti32x4(wq, _mm_loadu_si128((const __m128i *)(const void *)(wk + 3 * bs)), 3);
+        PFVM__QV_COL(0, a0)
+        PFVM__QV_COL(1, a1)
+        PFVM__QV_COL(2, a2)
+        PFVM__QV_COL(3, a3)
+    }
+    vm = _mm512_maskz_loadu_epi32(live, q->mult + mb);
+    s = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(live, q->shift + mb), _mm512_set1_epi32(32)); /* 1 to 30 */
+    lo = _mm512_set1_epi32(q->u8 ? 0 : -128), hi = _mm512_set1_epi32(q->u8 ? 255 : 127);
+    for (r = 0; r < cols; r++) {
+        __m512i a = r == 0 ? a0 : r == 1 ? a1 : r == 2 ? a2 : a3;
+        __m512i pe = _mm512_mul_epi32(a, vm), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(vm, 32));
+        __m512i rnd = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(s, _mm512_set1_epi32(1)));
+        pfvm__qi m;
+        v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+        v = _mm512_add_epi32(_mm512_srav_epi32(_mm512_add_epi32(v, rnd), s), _mm512_set1_epi32(q->zp));
+        _mm_storeu_si128((__m128i *)(void *)out, _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi)));
+        for (m = 0; m < rows; m++)
+            q->y0[(mb + m) * q->OHW + jb * PFVM__QG_NR + r] = out[m];
+    }
+}
+#undef PFVM__QV_COL
+
 /* pfvm__qc_gemm on the VNNI kernels: wv, wsum of this group; rp: room
  * for 3 * Mp int32 (the rows' starting sums, multipliers and shifts).
  * With AVX-512 (pfvm__qv_have512) and requantization in the tile, pairs
@@ -2187,6 +2312,7 @@ static void pfvm__qv_gemm(const pfvm__qc_geom *g, const int8_t *wv, const int32_
     int32_t *init = rp, *mult = rp + g->Mp, *shift = rp + 2 * g->Mp;
     pfvm__qc_out nb = *o;
     pfvm__qv_run q;
+    pfvm__qi full;
     int wide;
     nb.bias = NULL;
     q.fused = 1;
@@ -2203,19 +2329,25 @@ static void pfvm__qv_gemm(const pfvm__qc_geom *g, const int8_t *wv, const int32_
     q.n = n, q.gg = gg, q.zp = o->zp, q.u8 = o->Y->dtype == PFVM_UINT8;
     q.y0 = (uint8_t *)o->Y->data + (n * g->M + gg * g->MG) * q.OHW;
     wide = q.fused && pfvm__qv_have512() && !pfvm__qv_narrow;
-    for (jb = 0; jb < q.npan; jb++) {
+    /* with a last panel of few columns, the tiles stop before it */
+    full = wide && q.OHW - (q.npan - 1) * PFVM__QG_NR <= PFVM__QV_FEW ? q.npan - 1 : q.npan;
+    for (jb = 0; jb < full; jb++) {
         mb = 0;
-        if (wide && jb + 1 < q.npan) {
+        if (wide && jb + 1 < full) {
             for (; mb + PFVM__QG_MR < g->MG; mb += 2 * PFVM__QG_MR)
                 pfvm__qv_tile8(&q, mb, jb);
             for (r = mb; r < g->MG; r += PFVM__QG_MR)
                 pfvm__qv_tile4(&q, r, jb + 1);
-        }
+        } else if (wide) /* an odd panel */
+            for (; mb + 3 * PFVM__QG_MR < g->MG; mb += 4 * PFVM__QG_MR)
+                pfvm__qv_tile16(&q, mb, jb);
         for (; mb < g->MG; mb += PFVM__QG_MR)
             pfvm__qv_tile4(&q, mb, jb);
-        if (wide && jb + 1 < q.npan)
+        if (wide && jb + 1 < full)
             jb++;
     }
+    for (mb = 0; full < q.npan && mb < g->MG; mb += 16)
+        pfvm__qv_columns(&q, mb, full);
 }
 #endif
 
@@ -2758,8 +2890,11 @@ static void pfvm__qd_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const 
  * vpermb indices and, per channel, the requantization. */
 typedef struct pfvm__qd_run {
     pfvm__qi OH, OW, KH, G, sw, rs, ks; /* rs, ks: plane bytes between output rows, kernel rows */
-    int V;                              /* vectors of 16 columns per step (1 to 4) */
-    uint8_t idx[PFVM__QD_GROUPS][64];   /* tap group q, lane i, byte j: s*i + (4q + j)*dw (a missing tap: any) */
+    pfvm__qi R;                         /* output rows per vector: 1, or 2 to 16 / OW (narrow planes) */
+    int V;                              /* vectors per step (1 to 4): of 16 columns, or of R rows */
+    uint8_t idx[PFVM__QD_GROUPS][64];   /* tap group q, lane i, byte j: (i / OW) rs + (i % OW) s + (4q + j) dw
+                                         * with R rows a vector, s i + (4q + j) dw with one (a missing tap: any) */
+    uint8_t out[64];                    /* byte b of a step's output: its byte in the packed vectors */
     uint8_t *y;                         /* the channel's first output, or NULL: its sums into acc */
     int32_t mult, s, zp, u8;
 } pfvm__qd_run;
@@ -2795,6 +2930,53 @@ PFVM__QD_TARGET __attribute__((always_inline)) static inline __m512i pfvm__qd_re
     return _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(v, rnd), cnt), zp);
 }
 
+/* The requantized bytes of the V vectors of a step (v), packed with
+ * saturation (the clamp: the type's whole range) and put in output order
+ * (r->out: 4 lanes per 128-bit lane and vector after the packs). */
+PFVM__QD_TARGET __attribute__((always_inline)) static inline __m512i
+pfvm__qd_pack(const __m512i *v, __m512i vm, __m512i rnd, __m128i cnt, __m512i zp, __m512i out, int u8, const int V)
+{
+    __m512i a0 = pfvm__qd_requant(v[0], vm, rnd, cnt, zp);
+    __m512i a1 = V > 1 ? pfvm__qd_requant(v[1], vm, rnd, cnt, zp) : a0;
+    __m512i a2 = V > 2 ? pfvm__qd_requant(v[2], vm, rnd, cnt, zp) : a0;
+    __m512i a3 = V > 3 ? pfvm__qd_requant(v[3], vm, rnd, cnt, zp) : a0;
+    __m512i p01 = _mm512_packs_epi32(a0, a1), p23 = _mm512_packs_epi32(a2, a3); /* per 128-bit lane */
+    return _mm512_permutexvar_epi8(out, u8 ? _mm512_packus_epi16(p01, p23) : _mm512_packs_epi16(p01, p23));
+}
+
+/* pfvm__qd_rows for narrow planes: each vector R whole output rows (lane
+ * i: row i / OW, column i % OW), a step V vectors of R rows, stored as
+ * one run of up to 64 bytes (the rows are adjacent in the output). */
+PFVM__QD_TARGET __attribute__((always_inline)) static inline void
+pfvm__qd_rowsets(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t init, int32_t *acc, const int V)
+{
+    __m512i idx[PFVM__QD_GROUPS], v[4];
+    const __m512i vinit = _mm512_set1_epi32(init), vm = _mm512_set1_epi32(r->mult);
+    const __m512i rnd = _mm512_set1_epi32(r->y ? (int32_t)1 << (r->s - 1) : 0), zp = _mm512_set1_epi32(r->zp);
+    const __m512i out = _mm512_loadu_si512((const void *)r->out);
+    const __m128i cnt = _mm_cvtsi32_si128(r->s);
+    const pfvm__qi OH = r->OH, OW = r->OW, R = r->R, rs = r->rs, rows = V * R;
+    uint8_t *y = r->y;
+    pfvm__qi q, oh;
+    int j;
+    for (q = 0; q < r->G; q++)
+        idx[q] = _mm512_loadu_si512((const void *)r->idx[q]);
+    for (oh = 0; oh < OH; oh += rows) {
+        pfvm__qi left = OH - oh, n = (left < rows ? left : rows) * OW;
+        for (j = 0; j < V; j++)
+            v[j] = j * R < left ? pfvm__qd_sum(r, P + (oh + j * R) * rs, idx, w, vinit) : vinit;
+        if (!y) {
+            for (j = 0; j < V && j * R < left; j++) {
+                pfvm__qi m = (left - j * R < R ? left - j * R : R) * OW;
+                _mm512_mask_storeu_epi32(acc + (oh + j * R) * OW, (__mmask16)((1u << m) - 1), v[j]);
+            }
+            continue;
+        }
+        _mm512_mask_storeu_epi8(y + oh * OW, n == 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1,
+                                pfvm__qd_pack(v, vm, rnd, cnt, zp, out, r->u8, V));
+    }
+}
+
 /* One channel's sums, V vectors of 16 columns per step (a constant in
  * each copy: the vectors stay in registers): P the padded u8 plane (up
  * to 63 bytes past its end are read: the work buffer's slack; a vector
@@ -2808,7 +2990,7 @@ pfvm__qd_rows(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t
     __m512i idx[PFVM__QD_GROUPS], v[4];
     const __m512i vinit = _mm512_set1_epi32(init), vm = _mm512_set1_epi32(r->mult);
     const __m512i rnd = _mm512_set1_epi32(r->y ? (int32_t)1 << (r->s - 1) : 0), zp = _mm512_set1_epi32(r->zp);
-    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i out = _mm512_loadu_si512((const void *)r->out);
     const __m128i cnt = _mm_cvtsi32_si128(r->s);
     const pfvm__qi OH = r->OH, OW = r->OW, sw = r->sw, rs = r->rs, step = 16 * V;
     const int u8 = r->u8;
@@ -2829,16 +3011,8 @@ pfvm__qd_rows(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t
                                              v[j]);
                 continue;
             }
-            {
-                __m512i a0 = pfvm__qd_requant(v[0], vm, rnd, cnt, zp);
-                __m512i a1 = V > 1 ? pfvm__qd_requant(v[1], vm, rnd, cnt, zp) : a0;
-                __m512i a2 = V > 2 ? pfvm__qd_requant(v[2], vm, rnd, cnt, zp) : a0;
-                __m512i a3 = V > 3 ? pfvm__qd_requant(v[3], vm, rnd, cnt, zp) : a0;
-                __m512i p01 = _mm512_packs_epi32(a0, a1), p23 = _mm512_packs_epi32(a2, a3); /* per 128-bit lane */
-                __m512i p8 = u8 ? _mm512_packus_epi16(p01, p23) : _mm512_packs_epi16(p01, p23);
-                __mmask64 keep = n == 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
-                _mm512_mask_storeu_epi8(y + oh * OW + ow, keep, _mm512_permutexvar_epi32(order, p8));
-            }
+            _mm512_mask_storeu_epi8(y + oh * OW + ow, n == 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1,
+                                    pfvm__qd_pack(v, vm, rnd, cnt, zp, out, u8, V));
         }
     }
 }
@@ -2846,6 +3020,22 @@ pfvm__qd_rows(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t
 PFVM__QD_TARGET static void pfvm__qd_plane(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t init,
                                            int32_t *acc)
 {
+    if (r->R > 1) {
+        switch (r->V) {
+        case 1:
+            pfvm__qd_rowsets(r, P, w, init, acc, 1);
+            break;
+        case 2:
+            pfvm__qd_rowsets(r, P, w, init, acc, 2);
+            break;
+        case 3:
+            pfvm__qd_rowsets(r, P, w, init, acc, 3);
+            break;
+        default:
+            pfvm__qd_rowsets(r, P, w, init, acc, 4);
+        }
+        return;
+    }
     switch (r->V) {
     case 1:
         pfvm__qd_rows(r, P, w, init, acc, 1);
@@ -2863,12 +3053,18 @@ PFVM__QD_TARGET static void pfvm__qd_plane(const pfvm__qd_run *r, const uint8_t 
 
 /* The u8 padded plane of channel plane (its first element) of X; the
  * padding, written once per node by the caller, is left alone. */
-static void pfvm__qd_fill(const pfvm__qc_geom *g, const uint8_t *x, uint8_t *P, pfvm__qi PH, pfvm__qi PW)
+PFVM__QD_TARGET static void pfvm__qd_fill(const pfvm__qc_geom *g, const uint8_t *x, uint8_t *P, pfvm__qi PH, pfvm__qi PW)
 {
     pfvm__qi y0 = g->pt < 0 ? -g->pt : 0, y1 = PH - g->pt < g->H ? PH - g->pt : g->H;
     pfvm__qi w1 = PW - g->pl < g->W ? PW - g->pl : g->W, y;
     if (w1 <= 0)
         return;
+    if (w1 <= 64) { /* narrow rows: one masked move each, not a library call */
+        const __mmask64 m = w1 == 64 ? ~(__mmask64)0 : ((__mmask64)1 << w1) - 1;
+        for (y = y0; y < y1; y++)
+            _mm512_mask_storeu_epi8(P + (y + g->pt) * PW + g->pl, m, _mm512_maskz_loadu_epi8(m, x + y * g->W));
+        return;
+    }
     for (y = y0; y < y1; y++)
         memcpy(P + (y + g->pt) * PW + g->pl, x + y * g->W, (size_t)w1);
 }
@@ -2884,11 +3080,28 @@ static void pfvm__qd_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int
     r.OH = g->OH, r.OW = g->OW, r.KH = g->KH, r.G = G, r.sw = g->sw, r.rs = g->sh * PW, r.ks = g->dh * PW;
     r.V = g->OW > 48 ? 4 : (int)((g->OW + 15) / 16);
     r.zp = o->zp, r.u8 = o->Y->dtype == PFVM_UINT8;
+    /* narrow planes: as many whole rows a vector as fit its 16 lanes and
+     * one load's 64 bytes */
+    r.R = g->OW <= 8 && g->OH > 1 ? 16 / g->OW : 1;
+    while (r.R > 1 && (r.R - 1) * r.rs + (g->OW - 1) * g->sw + (g->KW - 1) * g->dw > 63)
+        r.R--;
+    if (r.R > 1) {
+        pfvm__qi vecs = (g->OH + r.R - 1) / r.R;
+        r.V = vecs > 4 ? 4 : (int)vecs;
+    }
     for (q = 0; q < G; q++)
         for (t = 0; t < 64; t++) {
-            pfvm__qi tap = 4 * q + t % 4;
-            r.idx[q][t] = (uint8_t)(t / 4 * g->sw + (tap < g->KW ? tap : 4 * q) * g->dw);
+            pfvm__qi tap = 4 * q + t % 4, i = t / 4, at = (tap < g->KW ? tap : 4 * q) * g->dw;
+            if (r.R == 1)
+                at += i * g->sw;
+            else if (i < r.R * g->OW)
+                at += i / g->OW * r.rs + i % g->OW * g->sw;
+            r.idx[q][t] = (uint8_t)at;
         }
+    for (t = 0; t < 64; t++) { /* lane i of vector j: byte 16 (i / 4) + 4 j + i % 4 after the packs */
+        pfvm__qi per = r.R == 1 ? 16 : r.R * g->OW, j = t / per, i = t % per;
+        r.out[t] = (uint8_t)(j < r.V ? 16 * (i / 4) + 4 * j + i % 4 : 0);
+    }
     memset(P, (uint8_t)xz, (size_t)(PH * PW));
     for (c = 0; c < g->C; c++) {
         int32_t w[PFVM__QD_TAPS];
