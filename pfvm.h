@@ -35026,9 +35026,10 @@ static void pfvm__qv_pack(const pfvm__qc_geom *g, const uint8_t *x, uint8_t xz, 
  * zero point and type; made once per group (pfvm__qv_gemm). */
 typedef struct pfvm__qv_epi {
     const int32_t *mult, *shift; /* the block's rows' (shift 33 to 62) */
-    uint8_t *y[PFVM__QG_MR];
+    uint8_t *y;                  /* row 0's first output; row r's at y + r * ys */
+    pfvm__qi ys;
     int32_t zp;
-    int cols, u8;
+    int rows, cols, u8; /* rows: of the block's PFVM__QG_MR, those in the output */
 } pfvm__qv_epi;
 
 /* pfvm__qg_requant8 of two rows' 16 sums each, packed with saturation
@@ -35046,15 +35047,15 @@ __attribute__((target("avx2"), always_inline)) static inline void pfvm__qv_store
     __m256i p8 = e->u8 ? _mm256_packus_epi16(p0, p1) : _mm256_packs_epi16(p0, p1);
     p8 = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     if (e->cols == PFVM__QG_NR) {
-        _mm_storeu_si128((__m128i *)(void *)e->y[r0], _mm256_castsi256_si128(p8));
-        if (e->y[r0 + 1])
-            _mm_storeu_si128((__m128i *)(void *)e->y[r0 + 1], _mm256_extracti128_si256(p8, 1));
+        _mm_storeu_si128((__m128i *)(void *)(e->y + r0 * e->ys), _mm256_castsi256_si128(p8));
+        if (r0 + 1 < e->rows)
+            _mm_storeu_si128((__m128i *)(void *)(e->y + (r0 + 1) * e->ys), _mm256_extracti128_si256(p8, 1));
     } else {
         uint8_t t[32];
         _mm256_storeu_si256((__m256i *)(void *)t, p8);
-        memcpy(e->y[r0], t, (size_t)e->cols);
-        if (e->y[r0 + 1])
-            memcpy(e->y[r0 + 1], t + 16, (size_t)e->cols);
+        memcpy(e->y + r0 * e->ys, t, (size_t)e->cols);
+        if (r0 + 1 < e->rows)
+            memcpy(e->y + (r0 + 1) * e->ys, t + 16, (size_t)e->cols);
     }
 }
 
@@ -35087,7 +35088,7 @@ __attribute__((target("avx2,avx512vl,avx512vnni"))) static void pfvm__qv_kernel(
     }
     if (e) {
         pfvm__qv_store2(e, 0, a00, a01, a10, a11);
-        if (e->y[2])
+        if (e->rows > 2)
             pfvm__qv_store2(e, 2, a20, a21, a30, a31);
         return;
     }
@@ -35137,13 +35138,13 @@ pfvm__qv_kernel8(const int8_t *w0, const int8_t *w1, const uint8_t *p0, const ui
     }
     PFVM__QV_ST(e00, 0, a00, a10);
     PFVM__QV_ST(e01, 0, a01, a11);
-    if (e00->y[2]) {
+    if (e00->rows > 2) {
         PFVM__QV_ST(e00, 2, a20, a30);
         PFVM__QV_ST(e01, 2, a21, a31);
     }
     PFVM__QV_ST(e10, 0, a40, a50);
     PFVM__QV_ST(e11, 0, a41, a51);
-    if (e10->y[2]) {
+    if (e10->rows > 2) {
         PFVM__QV_ST(e10, 2, a60, a70);
         PFVM__QV_ST(e11, 2, a61, a71);
     }
@@ -35190,16 +35191,16 @@ pfvm__qv_kernel16(const int8_t *w, pfvm__qi bs, const uint8_t *p0, pfvm__qi K4, 
         PFVM__QV_R16(w3, 3, a33)
     }
     PFVM__QV_ST(e0, 0, a00, a10);
-    if (e0->y[2])
+    if (e0->rows > 2)
         PFVM__QV_ST(e0, 2, a20, a30);
     PFVM__QV_ST(e1, 0, a01, a11);
-    if (e1->y[2])
+    if (e1->rows > 2)
         PFVM__QV_ST(e1, 2, a21, a31);
     PFVM__QV_ST(e2, 0, a02, a12);
-    if (e2->y[2])
+    if (e2->rows > 2)
         PFVM__QV_ST(e2, 2, a22, a32);
     PFVM__QV_ST(e3, 0, a03, a13);
-    if (e3->y[2])
+    if (e3->rows > 2)
         PFVM__QV_ST(e3, 2, a23, a33);
 }
 #undef PFVM__QV_R16
@@ -35224,13 +35225,13 @@ typedef struct pfvm__qv_run {
 /* The requantization of rows mb.. (a block) at panel jb. */
 static void pfvm__qv_epi_at(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb, pfvm__qv_epi *e)
 {
-    pfvm__qi c, left = q->OHW - jb * PFVM__QG_NR;
+    pfvm__qi left = q->OHW - jb * PFVM__QG_NR, rows = q->g->MG - mb;
     e->zp = q->zp;
     e->u8 = q->u8;
     e->cols = (int)(left < PFVM__QG_NR ? left : PFVM__QG_NR);
+    e->rows = (int)(rows < PFVM__QG_MR ? rows : PFVM__QG_MR);
     e->mult = q->mult + mb, e->shift = q->shift + mb;
-    for (c = 0; c < PFVM__QG_MR; c++)
-        e->y[c] = mb + c < q->g->MG ? q->y0 + (mb + c) * q->OHW + jb * PFVM__QG_NR : NULL;
+    e->y = q->y0 + mb * q->OHW + jb * PFVM__QG_NR, e->ys = q->OHW;
 }
 
 /* The 4x16 tile of rows mb.. and panel jb. */
@@ -35929,10 +35930,10 @@ static void pfvm__qd_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const 
  * vpermb indices and, per channel, the requantization. */
 typedef struct pfvm__qd_run {
     pfvm__qi OH, OW, KH, G, sw, rs, ks; /* rs, ks: plane bytes between output rows, kernel rows */
-    pfvm__qi R;                         /* output rows per vector: 1, or 2 to 16 / OW (narrow planes) */
-    int V;                              /* vectors per step (1 to 4): of 16 columns, or of R rows */
+    pfvm__qi R;                         /* output rows per vector (up to 16 / OW), or 0: 16 columns a vector */
+    int V;                              /* vectors per step (1 to 4) */
     uint8_t idx[PFVM__QD_GROUPS][64];   /* tap group q, lane i, byte j: (i / OW) rs + (i % OW) s + (4q + j) dw
-                                         * with R rows a vector, s i + (4q + j) dw with one (a missing tap: any) */
+                                         * with R rows a vector, s i + (4q + j) dw with columns (a missing tap: any) */
     uint8_t out[64];                    /* byte b of a step's output: its byte in the packed vectors */
     uint8_t *y;                         /* the channel's first output, or NULL: its sums into acc */
     int32_t mult, s, zp, u8;
@@ -35983,9 +35984,10 @@ pfvm__qd_pack(const __m512i *v, __m512i vm, __m512i rnd, __m128i cnt, __m512i zp
     return _mm512_permutexvar_epi8(out, u8 ? _mm512_packus_epi16(p01, p23) : _mm512_packs_epi16(p01, p23));
 }
 
-/* pfvm__qd_rows for narrow planes: each vector R whole output rows (lane
- * i: row i / OW, column i % OW), a step V vectors of R rows, stored as
- * one run of up to 64 bytes (the rows are adjacent in the output). */
+/* pfvm__qd_rows for planes of at most 16 columns: each vector R whole
+ * output rows (lane i: row i / OW, column i % OW), a step V vectors of R
+ * rows, stored as one run of up to 64 bytes (the rows are adjacent in the
+ * output). */
 PFVM__QD_TARGET __attribute__((always_inline)) static inline void
 pfvm__qd_rowsets(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t init, int32_t *acc, const int V)
 {
@@ -36059,7 +36061,7 @@ pfvm__qd_rows(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t
 PFVM__QD_TARGET static void pfvm__qd_plane(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t init,
                                            int32_t *acc)
 {
-    if (r->R > 1) {
+    if (r->R) {
         switch (r->V) {
         case 1:
             pfvm__qd_rowsets(r, P, w, init, acc, 1);
@@ -36119,26 +36121,27 @@ static void pfvm__qd_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int
     r.OH = g->OH, r.OW = g->OW, r.KH = g->KH, r.G = G, r.sw = g->sw, r.rs = g->sh * PW, r.ks = g->dh * PW;
     r.V = g->OW > 48 ? 4 : (int)((g->OW + 15) / 16);
     r.zp = o->zp, r.u8 = o->Y->dtype == PFVM_UINT8;
-    /* narrow planes: as many whole rows a vector as fit its 16 lanes and
-     * one load's 64 bytes */
-    r.R = g->OW <= 8 && g->OH > 1 ? 16 / g->OW : 1;
+    /* planes of at most 16 columns: as many whole rows a vector as fit its
+     * 16 lanes and one load's 64 bytes, 4 vectors a step (14 columns: 56
+     * bytes a store, where a step of columns stores 14) */
+    r.R = g->OW <= 16 && g->OH > 1 ? 16 / g->OW : 0; /* 0: steps of columns */
     while (r.R > 1 && (r.R - 1) * r.rs + (g->OW - 1) * g->sw + (g->KW - 1) * g->dw > 63)
         r.R--;
-    if (r.R > 1) {
+    if (r.R) {
         pfvm__qi vecs = (g->OH + r.R - 1) / r.R;
         r.V = vecs > 4 ? 4 : (int)vecs;
     }
     for (q = 0; q < G; q++)
         for (t = 0; t < 64; t++) {
             pfvm__qi tap = 4 * q + t % 4, i = t / 4, at = (tap < g->KW ? tap : 4 * q) * g->dw;
-            if (r.R == 1)
+            if (!r.R)
                 at += i * g->sw;
             else if (i < r.R * g->OW)
                 at += i / g->OW * r.rs + i % g->OW * g->sw;
             r.idx[q][t] = (uint8_t)at;
         }
     for (t = 0; t < 64; t++) { /* lane i of vector j: byte 16 (i / 4) + 4 j + i % 4 after the packs */
-        pfvm__qi per = r.R == 1 ? 16 : r.R * g->OW, j = t / per, i = t % per;
+        pfvm__qi per = r.R ? r.R * g->OW : 16, j = t / per, i = t % per;
         r.out[t] = (uint8_t)(j < r.V ? 16 * (i / 4) + 4 * j + i % 4 : 0);
     }
     memset(P, (uint8_t)xz, (size_t)(PH * PW));

@@ -419,6 +419,9 @@ static void test_qlinear_conv(void)
         {1, 3, 19, 10, 3, 3, 3, 3, 3, 2, 1, 0, 2, 1, 2, 1, 1, 0, 1, 0, 1},   /* strides 3, 2, dilated rows: fewer rows fit */
         {1, 2, 1, 6, 2, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},     /* one input row, 6 columns */
         {1, 3, 40, 2, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},    /* 2 columns: 8 rows a vector, 2 steps */
+        {1, 5, 14, 14, 5, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},   /* 14x14: a row a vector, 4 rows a step */
+        {1, 3, 13, 16, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* 16 columns at the extremes (sums stored) */
+        {1, 4, 29, 23, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1},   /* 12 columns at stride 2, 15 rows */
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
