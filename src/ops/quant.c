@@ -2902,12 +2902,19 @@ typedef struct pfvm__qd_run {
 
 #define PFVM__QD_TARGET __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
 
-/* The window sums of 16 columns from p (the plane at their first window). */
+/* The geometry pfvm__qd_sum reads, in locals: the output's byte stores
+ * would make the compiler reload r's fields in every step. */
+typedef struct pfvm__qd_taps {
+    pfvm__qi KH, G, ks;
+    int three; /* one tap group, 3 kernel rows: written out */
+} pfvm__qd_taps;
+
+/* The window sums of 16 lanes from p (the plane at their first window). */
 PFVM__QD_TARGET __attribute__((always_inline)) static inline __m512i
-pfvm__qd_sum(const pfvm__qd_run *r, const uint8_t *p, const __m512i *idx, const int32_t *w, __m512i a)
+pfvm__qd_sum(const pfvm__qd_taps *r, const uint8_t *p, const __m512i *idx, const int32_t *w, __m512i a)
 {
     pfvm__qi kh, q;
-    if (r->G == 1 && r->KH == 3) { /* 3x3 and the like: written out */
+    if (r->three) { /* 3x3 and the like */
         const __m512i r0 = _mm512_loadu_si512((const void *)p), r1 = _mm512_loadu_si512((const void *)(p + r->ks));
         const __m512i r2 = _mm512_loadu_si512((const void *)(p + 2 * r->ks));
         a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r0), _mm512_set1_epi32(w[0]));
@@ -2958,15 +2965,18 @@ pfvm__qd_rowsets(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int3
     const __m512i out = _mm512_loadu_si512((const void *)r->out);
     const __m128i cnt = _mm_cvtsi32_si128(r->s);
     const pfvm__qi OH = r->OH, OW = r->OW, R = r->R, rs = r->rs, rows = V * R;
+    const int u8 = r->u8;
     uint8_t *y = r->y;
     pfvm__qi q, oh;
     int j;
+    pfvm__qd_taps tp;
+    tp.KH = r->KH, tp.G = r->G, tp.ks = r->ks, tp.three = r->G == 1 && r->KH == 3;
     for (q = 0; q < r->G; q++)
         idx[q] = _mm512_loadu_si512((const void *)r->idx[q]);
     for (oh = 0; oh < OH; oh += rows) {
         pfvm__qi left = OH - oh, n = (left < rows ? left : rows) * OW;
         for (j = 0; j < V; j++)
-            v[j] = j * R < left ? pfvm__qd_sum(r, P + (oh + j * R) * rs, idx, w, vinit) : vinit;
+            v[j] = j * R < left ? pfvm__qd_sum(&tp, P + (oh + j * R) * rs, idx, w, vinit) : vinit;
         if (!y) {
             for (j = 0; j < V && j * R < left; j++) {
                 pfvm__qi m = (left - j * R < R ? left - j * R : R) * OW;
@@ -2975,7 +2985,7 @@ pfvm__qd_rowsets(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int3
             continue;
         }
         _mm512_mask_storeu_epi8(y + oh * OW, n == 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1,
-                                pfvm__qd_pack(v, vm, rnd, cnt, zp, out, r->u8, V));
+                                pfvm__qd_pack(v, vm, rnd, cnt, zp, out, u8, V));
     }
 }
 
@@ -2999,13 +3009,15 @@ pfvm__qd_rows(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t
     uint8_t *y = r->y;
     pfvm__qi q, oh, ow;
     int j;
+    pfvm__qd_taps tp;
+    tp.KH = r->KH, tp.G = r->G, tp.ks = r->ks, tp.three = r->G == 1 && r->KH == 3;
     for (q = 0; q < r->G; q++)
         idx[q] = _mm512_loadu_si512((const void *)r->idx[q]);
     for (oh = 0; oh < OH; oh++, P += rs) {
         for (ow = 0; ow < OW; ow += step) {
             pfvm__qi n = OW - ow < step ? OW - ow : step;
             for (j = 0; j < V; j++)
-                v[j] = 16 * j < n ? pfvm__qd_sum(r, P + (ow + 16 * j) * sw, idx, w, vinit) : vinit;
+                v[j] = 16 * j < n ? pfvm__qd_sum(&tp, P + (ow + 16 * j) * sw, idx, w, vinit) : vinit;
             if (!y) {
                 for (j = 0; j < V && 16 * j < n; j++)
                     _mm512_mask_storeu_epi32(acc + oh * OW + ow + 16 * j,
@@ -3152,8 +3164,9 @@ static int pfvm__qc_scales_ok(const pfvm_tensor *s)
 }
 
 /* The constants of the fast path (weights, scales, zero points) are ones
- * it takes. */
-static int pfvm__qc_consts_ok(const pfvm_kctx *k)
+ * it takes. ws_checked: the weight scales are the ones bind checked (the
+ * per-channel scan skipped on every run). */
+static int pfvm__qc_consts_ok(const pfvm_kctx *k, int ws_checked)
 {
     const pfvm_tensor *xs = k->in[1], *xz = k->in[2], *W = k->in[3], *ws = k->in[4], *wz = k->in[5];
     const pfvm_tensor *ys = k->in[6], *yz = k->in[7], *B = k->n_in > 8 ? k->in[8] : NULL;
@@ -3165,7 +3178,7 @@ static int pfvm__qc_consts_ok(const pfvm_kctx *k)
         return 0;
     nws = pfvm_tensor_numel(ws);
     return (nws == 1 || nws == W->dims[0]) && pfvm_tensor_numel(wz) == nws && (!B || pfvm_tensor_numel(B) == W->dims[0]) &&
-           pfvm__qc_scales_ok(xs) && pfvm__qc_scales_ok(ws) && pfvm__qc_scales_ok(ys);
+           pfvm__qc_scales_ok(xs) && (ws_checked || pfvm__qc_scales_ok(ws)) && pfvm__qc_scales_ok(ys);
 }
 
 /* Packed weights and requantization multipliers: made at bind
@@ -3222,7 +3235,7 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
     size_t nwp, nwv, bytes;
     char *p;
     if (k->n_in < 8 || !consts[1] || !consts[3] || !consts[4] || !consts[5] || !consts[6] || !k->in[1]->data ||
-        !W->data || !k->in[4]->data || !k->in[5]->data || !k->in[6]->data || !pfvm__qc_consts_ok(k))
+        !W->data || !k->in[4]->data || !k->in[5]->data || !k->in[6]->data || !pfvm__qc_consts_ok(k, 0))
         return PFVM_OK; /* not constants, or not the fast path: nothing to keep */
     /* an input large enough for any window: only the weights' part of g counts */
     xd[0] = 1, xd[1] = W->dims[1] * pfvm_node_attr_int(k->node, "group", 1), xd[2] = xd[3] = (int64_t)1 << 20;
@@ -3292,7 +3305,10 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     const int32_t *wsum = NULL;
 #endif
     *rc = PFVM_OK;
-    if (!pfvm__q_is8(X) || !pfvm__q_is8(k->out[0]) || !pfvm__qc_consts_ok(k) || !pfvm__qc_geometry(k, &g))
+    /* a state made at bind: its weight scales passed pfvm__qc_scales_ok there */
+    s = (const pfvm__qc_state *)k->state;
+    if (!pfvm__q_is8(X) || !pfvm__q_is8(k->out[0]) ||
+        !pfvm__qc_consts_ok(k, s && k->in[4] && s->ws == k->in[4]->data) || !pfvm__qc_geometry(k, &g))
         return 0;
     s = pfvm__qc_state_of(k, &g);
     nwp = (size_t)(g.group * g.Mp * 2 * g.K2);
