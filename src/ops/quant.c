@@ -1964,7 +1964,8 @@ static void pfvm__qv_pack(const pfvm__qc_geom *g, const uint8_t *x, uint8_t xz, 
 {
     pfvm__qi OHW = g->OH * g->OW, K4 = (g->K + 3) / 4, kq, t;
     int pw = pfvm__qc_is_pointwise(g);
-    memset(rows, 0, (size_t)(4 * OHW)); /* positions past K: any value (zero weights) */
+    if (g->K % 4) /* positions past K: any value (zero weights); the others are written or read in place */
+        memset(rows, 0, (size_t)(4 * OHW));
     for (kq = 0; kq < K4; kq++) {
         const uint8_t *r[4];
         for (t = 0; t < 4; t++) {
@@ -2057,12 +2058,70 @@ __attribute__((target("avx2,avx512vl,avx512vnni"))) static void pfvm__qv_kernel(
 }
 #undef PFVM__QV_ROW
 
+/* A block's requantization in zmm registers: per row its multiplier,
+ * rounding term and shift (pfvm__qg_requant8's, 16 lanes at a time). */
+typedef struct pfvm__qv_rq {
+    __m512i vm[PFVM__QG_MR], rnd[PFVM__QG_MR];
+    __m128i cnt[PFVM__QG_MR];
+} pfvm__qv_rq;
+
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"), always_inline)) static inline void
+pfvm__qv_rq_of(const pfvm__qv_epi *e, pfvm__qv_rq *p)
+{
+    int r;
+    for (r = 0; r < PFVM__QG_MR; r++) {
+        p->vm[r] = _mm512_set1_epi32(e->mult[r]);
+        p->rnd[r] = _mm512_set1_epi32((int32_t)1 << (e->shift[r] - 33));
+        p->cnt[r] = _mm_cvtsi32_si128(e->shift[r] - 32);
+    }
+}
+
+/* The block's four rows of 16 sums (a0..a3) requantized in zmm registers,
+ * packed with saturation into one register (row r's bytes in its 128-bit
+ * lane r) and stored a row at a time (masked where the panel is short):
+ * half the instructions of pfvm__qv_store2 on the ymm halves, the same
+ * bytes. */
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"), always_inline)) static inline void
+pfvm__qv_store4z(const pfvm__qv_epi *e, const pfvm__qv_rq *p, __m512i a0, __m512i a1, __m512i a2, __m512i a3)
+{
+    const __m512i zp = _mm512_set1_epi32(e->zp);
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    __m512i v[PFVM__QG_MR], p01, p23, p8;
+    int r;
+    v[0] = a0, v[1] = a1, v[2] = a2, v[3] = a3;
+    for (r = 0; r < PFVM__QG_MR; r++) {
+        __m512i pe = _mm512_mul_epi32(v[r], p->vm[r]), po = _mm512_mul_epi32(_mm512_srli_epi64(v[r], 32), p->vm[r]);
+        __m512i hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+        v[r] = _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(hi, p->rnd[r]), p->cnt[r]), zp);
+    }
+    p01 = _mm512_packs_epi32(v[0], v[1]), p23 = _mm512_packs_epi32(v[2], v[3]);
+    p8 = _mm512_permutexvar_epi32(order, e->u8 ? _mm512_packus_epi16(p01, p23) : _mm512_packs_epi16(p01, p23));
+    if (e->cols == PFVM__QG_NR) {
+        _mm_storeu_si128((__m128i *)(void *)e->y, _mm512_castsi512_si128(p8));
+        if (e->rows > 1)
+            _mm_storeu_si128((__m128i *)(void *)(e->y + e->ys), _mm512_extracti32x4_epi32(p8, 1));
+        if (e->rows > 2)
+            _mm_storeu_si128((__m128i *)(void *)(e->y + 2 * e->ys), _mm512_extracti32x4_epi32(p8, 2));
+        if (e->rows > 3)
+            _mm_storeu_si128((__m128i *)(void *)(e->y + 3 * e->ys), _mm512_extracti32x4_epi32(p8, 3));
+    } else {
+        const __mmask16 m = (__mmask16)((1u << e->cols) - 1);
+        _mm_mask_storeu_epi8(e->y, m, _mm512_castsi512_si128(p8));
+        if (e->rows > 1)
+            _mm_mask_storeu_epi8(e->y + e->ys, m, _mm512_extracti32x4_epi32(p8, 1));
+        if (e->rows > 2)
+            _mm_mask_storeu_epi8(e->y + 2 * e->ys, m, _mm512_extracti32x4_epi32(p8, 2));
+        if (e->rows > 3)
+            _mm_mask_storeu_epi8(e->y + 3 * e->ys, m, _mm512_extracti32x4_epi32(p8, 3));
+    }
+}
+
 /* The 8x32 tile: two weight blocks (rows 0-3 at w0, 4-7 at w1) against
  * two panels (columns 0-15 at p0, 16-31 at p1), 16 zmm sums (of the 32
  * registers AVX-512 has): per four reduction positions 2 panel loads and
  * 8 weight broadcasts feed 16 vpdpbusd, where the 4x16 tile's 6 feed 8
- * (ymm). Always requantized (e[b][p]: block b, panel p), through
- * pfvm__qv_store2 on the zmm halves: the 4x16 tile's bytes. */
+ * (ymm). Always requantized (e[b][p]: block b, panel p), in zmm registers
+ * (pfvm__qv_store4z): the 4x16 tile's bytes. */
 #define PFVM__QV_R8(wb, r, a0, a1)                                                                      \
     {                                                                                                   \
         int32_t q;                                                                                      \
@@ -2072,10 +2131,7 @@ __attribute__((target("avx2,avx512vl,avx512vnni"))) static void pfvm__qv_kernel(
         a0 = _mm512_dpbusd_epi32(a0, x0, wq);                                                           \
         a1 = _mm512_dpbusd_epi32(a1, x1, wq);                                                           \
     }
-#define PFVM__QV_LO(a) _mm512_castsi512_si256(a)
-#define PFVM__QV_HI(a) _mm512_extracti64x4_epi64(a, 1)
-#define PFVM__QV_ST(e, r0, a, b) pfvm__qv_store2(e, r0, PFVM__QV_LO(a), PFVM__QV_HI(a), PFVM__QV_LO(b), PFVM__QV_HI(b))
-__attribute__((target("avx2,avx512f,avx512vl,avx512vnni"))) static void
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni"))) static void
 pfvm__qv_kernel8(const int8_t *w0, const int8_t *w1, const uint8_t *p0, const uint8_t *p1, pfvm__qi K4,
                  const int32_t *init, const pfvm__qv_epi *e00, const pfvm__qv_epi *e01, const pfvm__qv_epi *e10,
                  const pfvm__qv_epi *e11)
@@ -2097,17 +2153,14 @@ pfvm__qv_kernel8(const int8_t *w0, const int8_t *w1, const uint8_t *p0, const ui
         PFVM__QV_R8(w1, 2, a60, a61)
         PFVM__QV_R8(w1, 3, a70, a71)
     }
-    PFVM__QV_ST(e00, 0, a00, a10);
-    PFVM__QV_ST(e01, 0, a01, a11);
-    if (e00->rows > 2) {
-        PFVM__QV_ST(e00, 2, a20, a30);
-        PFVM__QV_ST(e01, 2, a21, a31);
-    }
-    PFVM__QV_ST(e10, 0, a40, a50);
-    PFVM__QV_ST(e11, 0, a41, a51);
-    if (e10->rows > 2) {
-        PFVM__QV_ST(e10, 2, a60, a70);
-        PFVM__QV_ST(e11, 2, a61, a71);
+    {
+        pfvm__qv_rq p;
+        pfvm__qv_rq_of(e00, &p);
+        pfvm__qv_store4z(e00, &p, a00, a10, a20, a30);
+        pfvm__qv_store4z(e01, &p, a01, a11, a21, a31);
+        pfvm__qv_rq_of(e10, &p);
+        pfvm__qv_store4z(e10, &p, a40, a50, a60, a70);
+        pfvm__qv_store4z(e11, &p, a41, a51, a61, a71);
     }
 }
 #define PFVM__QV_R16(wb, r, a)                                                                          \
@@ -2120,7 +2173,7 @@ pfvm__qv_kernel8(const int8_t *w0, const int8_t *w1, const uint8_t *p0, const ui
  * apart) against one panel, 16 zmm sums: an odd panel at the 8x32 tile's
  * rate (per four reduction positions 1 panel load and 16 broadcasts feed
  * 16 vpdpbusd), where 4x16 tiles run at half of it. */
-__attribute__((target("avx2,avx512f,avx512vl,avx512vnni"))) static void
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni"))) static void
 pfvm__qv_kernel16(const int8_t *w, pfvm__qi bs, const uint8_t *p0, pfvm__qi K4, const int32_t *init,
                   const pfvm__qv_epi *e0, const pfvm__qv_epi *e1, const pfvm__qv_epi *e2, const pfvm__qv_epi *e3)
 {
@@ -2151,23 +2204,19 @@ pfvm__qv_kernel16(const int8_t *w, pfvm__qi bs, const uint8_t *p0, pfvm__qi K4, 
         PFVM__QV_R16(w3, 2, a23)
         PFVM__QV_R16(w3, 3, a33)
     }
-    PFVM__QV_ST(e0, 0, a00, a10);
-    if (e0->rows > 2)
-        PFVM__QV_ST(e0, 2, a20, a30);
-    PFVM__QV_ST(e1, 0, a01, a11);
-    if (e1->rows > 2)
-        PFVM__QV_ST(e1, 2, a21, a31);
-    PFVM__QV_ST(e2, 0, a02, a12);
-    if (e2->rows > 2)
-        PFVM__QV_ST(e2, 2, a22, a32);
-    PFVM__QV_ST(e3, 0, a03, a13);
-    if (e3->rows > 2)
-        PFVM__QV_ST(e3, 2, a23, a33);
+    {
+        pfvm__qv_rq p;
+        pfvm__qv_rq_of(e0, &p);
+        pfvm__qv_store4z(e0, &p, a00, a10, a20, a30);
+        pfvm__qv_rq_of(e1, &p);
+        pfvm__qv_store4z(e1, &p, a01, a11, a21, a31);
+        pfvm__qv_rq_of(e2, &p);
+        pfvm__qv_store4z(e2, &p, a02, a12, a22, a32);
+        pfvm__qv_rq_of(e3, &p);
+        pfvm__qv_store4z(e3, &p, a03, a13, a23, a33);
+    }
 }
 #undef PFVM__QV_R16
-#undef PFVM__QV_ST
-#undef PFVM__QV_HI
-#undef PFVM__QV_LO
 #undef PFVM__QV_R8
 
 /* What the VNNI tiles of one image and group share (pfvm__qv_gemm). */
