@@ -35107,12 +35107,24 @@ typedef struct pfvm__qv_rq {
 __attribute__((target("avx2,avx512f,avx512bw,avx512vl"), always_inline)) static inline void
 pfvm__qv_rq_of(const pfvm__qv_epi *e, pfvm__qv_rq *p)
 {
-    int r;
-    for (r = 0; r < PFVM__QG_MR; r++) {
-        p->vm[r] = _mm512_set1_epi32(e->mult[r]);
-        p->rnd[r] = _mm512_set1_epi32((int32_t)1 << (e->shift[r] - 33));
-        p->cnt[r] = _mm_cvtsi32_si128(e->shift[r] - 32);
-    }
+#define PFVM__QV_RQ_ROW(r)                                                                              \
+    p->vm[r] = _mm512_set1_epi32(e->mult[r]);                                                           \
+    p->rnd[r] = _mm512_set1_epi32((int32_t)1 << (e->shift[r] - 33));                                    \
+    p->cnt[r] = _mm_cvtsi32_si128(e->shift[r] - 32);
+    PFVM__QV_RQ_ROW(0)
+    PFVM__QV_RQ_ROW(1)
+    PFVM__QV_RQ_ROW(2)
+    PFVM__QV_RQ_ROW(3)
+#undef PFVM__QV_RQ_ROW
+}
+
+/* pfvm__qg_requant8 on 16 lanes. */
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"), always_inline)) static inline __m512i
+pfvm__qv_rq16(__m512i a, __m512i vm, __m512i rnd, __m128i cnt, __m512i zp)
+{
+    __m512i pe = _mm512_mul_epi32(a, vm), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), vm);
+    __m512i hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+    return _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(hi, rnd), cnt), zp);
 }
 
 /* The block's four rows of 16 sums (a0..a3) requantized in zmm registers,
@@ -35125,15 +35137,12 @@ pfvm__qv_store4z(const pfvm__qv_epi *e, const pfvm__qv_rq *p, __m512i a0, __m512
 {
     const __m512i zp = _mm512_set1_epi32(e->zp);
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    __m512i v[PFVM__QG_MR], p01, p23, p8;
-    int r;
-    v[0] = a0, v[1] = a1, v[2] = a2, v[3] = a3;
-    for (r = 0; r < PFVM__QG_MR; r++) {
-        __m512i pe = _mm512_mul_epi32(v[r], p->vm[r]), po = _mm512_mul_epi32(_mm512_srli_epi64(v[r], 32), p->vm[r]);
-        __m512i hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
-        v[r] = _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(hi, p->rnd[r]), p->cnt[r]), zp);
-    }
-    p01 = _mm512_packs_epi32(v[0], v[1]), p23 = _mm512_packs_epi32(v[2], v[3]);
+    __m512i p01, p23, p8;
+    a0 = pfvm__qv_rq16(a0, p->vm[0], p->rnd[0], p->cnt[0], zp);
+    a1 = pfvm__qv_rq16(a1, p->vm[1], p->rnd[1], p->cnt[1], zp);
+    a2 = pfvm__qv_rq16(a2, p->vm[2], p->rnd[2], p->cnt[2], zp);
+    a3 = pfvm__qv_rq16(a3, p->vm[3], p->rnd[3], p->cnt[3], zp);
+    p01 = _mm512_packs_epi32(a0, a1), p23 = _mm512_packs_epi32(a2, a3);
     p8 = _mm512_permutexvar_epi32(order, e->u8 ? _mm512_packus_epi16(p01, p23) : _mm512_packs_epi16(p01, p23));
     if (e->cols == PFVM__QG_NR) {
         _mm_storeu_si128((__m128i *)(void *)e->y, _mm512_castsi512_si128(p8));
