@@ -3355,6 +3355,7 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     int16_t *buf;
     size_t need, nwp;
     char *scratch;
+    int ws_checked = 0;
 #ifdef PFVM__QV
     int vnni;
     pfvm__qi npan, K4;
@@ -3363,10 +3364,13 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     const int32_t *wsum = NULL;
 #endif
     *rc = PFVM_OK;
-    /* a state made at bind: its weight scales passed pfvm__qc_scales_ok there */
+    /* a state made at bind: its weight scales passed pfvm__qc_scales_ok there
+     * (x86 only: the Cortex-M builds keep their instruction counts) */
     s = (const pfvm__qc_state *)k->state;
-    if (!pfvm__q_is8(X) || !pfvm__q_is8(k->out[0]) ||
-        !pfvm__qc_consts_ok(k, s && k->in[4] && s->ws == k->in[4]->data) || !pfvm__qc_geometry(k, &g))
+#ifdef PFVM__QV
+    ws_checked = s && k->in[4] && s->ws == k->in[4]->data;
+#endif
+    if (!pfvm__q_is8(X) || !pfvm__q_is8(k->out[0]) || !pfvm__qc_consts_ok(k, ws_checked) || !pfvm__qc_geometry(k, &g))
         return 0;
     s = pfvm__qc_state_of(k, &g);
     nwp = (size_t)(g.group * g.Mp * 2 * g.K2);
