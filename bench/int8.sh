@@ -354,6 +354,58 @@ positions), the depthwise kernel ~22% (now mostly the 112, 56 and 28-column plan
 packing ~3%, the 16x16 and column tiles ~4%; what is left to try: the rows' starting sums,
 multipliers and shifts made at bind (about 1%: a per-run loop over every row), the
 depthwise weights broadcast once per channel, and onnxruntime's NHWC layout (no panels).
+
+## Round 11: x86 int8 resnet18 (branch int8r11)
+
+Profile of round 10 on this machine (`perf record -g build/interp bench resnet18_int8.onnx`):
+the 8x32 `vpdpbusd` tile, the im2col packing of the 3x3 layers (rows and their interleave,
+~20%), MaxPool (~3%, a scalar loop), QLinearAdd (~1%). Changes, behind run-time dispatch
+(AVX-512 F, BW and VNNI; the portable C, AVX2, SMLAD and 4x16 VNNI paths unchanged):
+a direct QLinearConv for windows over 1x1 (`pfvm__qv_direct_*`): no im2col. The input
+becomes, once per run, channel-interleaved padded planes (four channels in each int32 lane,
+`xi[c/4][row][col][4]`, the zero point in the padding; at strides over 1 split into stride
+phase planes), and the weights are packed at bind with the reduction in the order (c/4, kh,
+kw, c%4); then for 16 output positions counted over the padded width, one tap of four
+channels is 64 contiguous bytes of xi at a per-tap offset, which the 8x32 tile loads in place
+(the same tile, per-tap offsets from a table made once per node). The positions in the padding
+columns are computed and dropped: the tile stores a flat output that is copied to the real
+rows. The loop order keeps the smaller of xi and the weights in cache (resnet18's layers 2-4:
+a weight block against every position; layer 1: a column pair against every block). Stride
+2 with channel counts not a multiple of 4 takes this path only where the padding channels add
+at most 1/8 (so the 3-channel 7x7 stem stays on the im2col path: 4 lanes for 3 channels would
+cost more than its packing). uint8 MaxPool 3x3 at stride 2 (after the stem): 16 outputs a step
+(SSE2: the three rows' maximum, then even, odd and shifted even bytes). QLinearAdd and the
+qlinear pass are unchanged (QLinearAdd ~1% of the profile; fusing it into the conv's store was
+not done). `test_quant` compares the direct path byte for byte with the portable C, AVX2, SMLAD
+and 4x16 VNNI kernels on 11 new shapes (uneven pads, channels % 4, 2 images, 7x7, 5x5 dilated,
+1x3, groups, one output position, 36 rows = 32 + 4, stride 2 with C % 4, strides 3 and 2 with
+dilation, 2x2 stride 2), `test_ops_nn` the MaxPool rows on 3 new shapes; resnet18's int8 output
+is byte for byte main's (three inputs compared).
+Before/after in one session (Zen 4 EPYC, load average ~21-24 on 2 cores, so CPU time, not
+wall-clock: `BASE=main-d3a8e39/interp ROUNDS=3 sh bench/int8_cpu.sh`, ms of CPU per
+inference, task-clock of `bench -n 52` minus `-n 2` over 50, onnxruntime 1 thread on the same
+QDQ file, the three alternating per round):
+
+| model | ORT int8 | pfvm int8 before (main) | pfvm int8 after | after / before | after / ORT |
+| --- | --- | --- | --- | --- | --- |
+| resnet18 | 11.4 10.8 10.7 | 14.5 13.6 13.8 | 12.5 11.8 11.6 | 1.17x faster | 1.09x slower |
+| mobilenet_v2 | 4.4 4.6 4.6 | 4.5 4.5 4.4 | 4.4 4.7 4.4 | 1.00x (same code) | 0.96x (even) |
+
+(Ratios of the medians of each row's three rounds.) A second run (same command, load ~24,
+beside firmware builds): resnet18 ORT 13.2 11.1 10.3, before 15.0 15.7 17.1, after 13.3 12.2
+12.4 ms (1.27x faster, 1.12x slower than ORT); mobilenet_v2 ORT 6.4 4.9 5.8, before 5.5 5.9
+6.0, after 4.9 4.8 5.0 ms (its convolutions other than depthwise and pointwise are the
+3-channel stem, which stays on the im2col path: the same code, noise). Targets: no slower than onnxruntime on the
+same QDQ model, one thread: resnet18 NOT met: about 1.1x slower now (1.3-1.45x in round 10).
+After the change resnet18's profile is the direct tile ~72% (near this core's `vpdpbusd`
+rate), the stem's im2col tile and packing ~9%, the phase-plane fill of the stride-2 layers and
+the flat output's copy ~2%, MaxPool and QLinearAdd ~1% each. What is left is mostly waste, not
+packing: the 16-lane tiles compute the padding columns and round each layer's positions up to
+32, 14% of resnet18's sums (31% in the 7x7 layers: 64 positions computed for 49; onnxruntime's
+NHWC kernels put channels in the lanes and compute none). The next step is a tile with output
+channels in the lanes (positions broadcast from xi, any subset of them) for the small layers,
+and a 16-wide tile for the odd last column pair. mobilenet_v2 (its 3x3 layers are depthwise,
+its 1x1 ones pointwise) runs the same code as before.
 PFVM_INT8_NOTES11
     echo
     cat <<'PFVM_INT8_NOTES10'

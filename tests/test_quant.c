@@ -466,6 +466,18 @@ static void test_qlinear_conv_wide(void)
         {1, 64, 2, 2, 19, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1},  /* 2x2: the columns alone, no bias */
         {1, 5, 5, 10, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},  /* 3x3, 50 columns: 2 left; 33 rows */
         {1, 8, 9, 7, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1},   /* 63 columns: 16x16 tile on the odd panel */
+        /* stride 1, windows over 1x1: the direct path (no im2col; xi planes, flat output) */
+        {2, 20, 23, 37, 24, 3, 3, 1, 1, 1, 1, 0, 2, 1, 1, 1, 1, 1, 1, 0, 1}, /* uneven pads, C % 4, 2 images */
+        {1, 64, 14, 14, 36, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1}, /* resnet's layer3 shape, rows 32 + 4 */
+        {1, 7, 7, 7, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1},    /* 7x7, per tensor, no bias */
+        {1, 35, 15, 17, 16, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},  /* stride 2, C % 4 (phase planes) */
+        {2, 16, 23, 29, 12, 3, 3, 1, 2, 2, 1, 1, 0, 0, 1, 1, 1, 1, 1, 0, 1},  /* stride 2, uneven pads, 2 images */
+        {1, 20, 19, 26, 9, 7, 5, 1, 3, 2, 3, 2, 1, 2, 1, 2, 1, 0, 1, 0, 1},   /* 7x5, strides 3 and 2, dilated */
+        {1, 8, 14, 14, 8, 2, 2, 1, 2, 2, 0, 0, 0, 0, 1, 1, 0, 0, 1, 0, 1},     /* 2x2 stride 2 */
+        {1, 10, 12, 19, 9, 5, 5, 1, 1, 1, 4, 1, 0, 3, 2, 1, 1, 0, 1, 0, 1},  /* 5x5 dilated 2x1, pads 4 1 0 3 */
+        {1, 16, 9, 40, 8, 1, 3, 1, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1, 1, 0, 1},   /* 1x3 */
+        {1, 12, 6, 70, 12, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1},  /* grouped 4 channels each, no pads, 70 wide */
+        {1, 5, 3, 3, 8, 3, 3, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1},     /* one output position */
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)

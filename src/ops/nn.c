@@ -2850,9 +2850,44 @@ static void pfvm__nn_krange32(int32_t k, int32_t d, int32_t off, int32_t n, int3
             }                                                                                       \
         }                                                                                           \
     }
+#if defined(PFVM_DISPATCH_CLONES) && defined(__SSE2__)
+/* 3x3 windows at stride 2 (resnet's MaxPool after its stem), 16 outputs
+ * a step: the three rows' maximum over 34 bytes (columns 2o .. 2o+33),
+ * its even bytes, odd bytes and even bytes from 2 on (packus of 16-bit
+ * lanes) are each output's three columns. Only while window o + 16
+ * exists (its columns 2(o+16) .. +2 are read). Returns the outputs done. */
+static int32_t pfvm__nn_max8_3x3s2_u8(uint8_t *y, const uint8_t *p, int32_t rs, int32_t n)
+{
+    const __m128i lo = _mm_set1_epi16(0xff);
+    int32_t o;
+    for (o = 0; o + 16 < n; o += 16, p += 32) {
+#define PFVM__NN_MAX3ROWS(at)                                                                                    \
+    _mm_max_epu8(_mm_max_epu8(_mm_loadu_si128((const __m128i *)(const void *)(p + (at))),                        \
+                              _mm_loadu_si128((const __m128i *)(const void *)(p + rs + (at)))),                  \
+                 _mm_loadu_si128((const __m128i *)(const void *)(p + 2 * rs + (at))))
+        __m128i v0 = PFVM__NN_MAX3ROWS(0), v1 = PFVM__NN_MAX3ROWS(16);
+        __m128i w0 = PFVM__NN_MAX3ROWS(2), w1 = PFVM__NN_MAX3ROWS(18);
+#undef PFVM__NN_MAX3ROWS
+        __m128i ev = _mm_packus_epi16(_mm_and_si128(v0, lo), _mm_and_si128(v1, lo));
+        __m128i od = _mm_packus_epi16(_mm_srli_epi16(v0, 8), _mm_srli_epi16(v1, 8));
+        __m128i e2 = _mm_packus_epi16(_mm_and_si128(w0, lo), _mm_and_si128(w1, lo));
+        _mm_storeu_si128((__m128i *)(void *)(y + o), _mm_max_epu8(_mm_max_epu8(ev, od), e2));
+    }
+    return o;
+}
+#endif
+
 static void pfvm__nn_max8_row_u8(uint8_t *y, const uint8_t *p, int32_t nkh, int32_t rs, int32_t kw, int32_t dw,
                                  int32_t sw, int32_t n)
-PFVM__NN_MAX8_ROW(uint8_t)
+{
+#if defined(PFVM_DISPATCH_CLONES) && defined(__SSE2__)
+    if (nkh == 3 && kw == 3 && dw == 1 && sw == 2) {
+        int32_t done = pfvm__nn_max8_3x3s2_u8(y, p, rs, n);
+        y += done, p += 2 * done, n -= done;
+    }
+#endif
+    PFVM__NN_MAX8_ROW(uint8_t)
+}
 
 static void pfvm__nn_max8_row_s8(int8_t *y, const int8_t *p, int32_t nkh, int32_t rs, int32_t kw, int32_t dw,
                                  int32_t sw, int32_t n)

@@ -1028,6 +1028,11 @@ static void pfvm__qc_plane_dims(const pfvm__qc_geom *g, pfvm__qi *PH, pfvm__qi *
     *PW = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
 }
 
+#ifdef PFVM__QG_AVX2
+static int pfvm__qv_direct_shape(const pfvm__qc_geom *g);
+static size_t pfvm__qv_direct_bytes(const pfvm__qc_geom *g);
+#endif
+
 /* Bytes of the buffers a run works in, besides the packed weights: the
  * padded plane and its sums (depthwise), or one group's column panels. */
 static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
@@ -1047,6 +1052,10 @@ static size_t pfvm__qc_work_bytes(const pfvm__qc_geom *g)
     if (!pfvm__qc_is_dw(g)) { /* the VNNI path's u8 panels, four im2col rows (pfvm__qv_pack), its rows' parameters */
         size_t v = (size_t)(g->group * g->Mp * 2 + 3 * g->Mp) * sizeof(int32_t) +
                    (size_t)(npan * ((g->K + 3) / 4 + 1) * 4 * PFVM__QG_NR);
+        b = b > v ? b : v;
+    }
+    if (pfvm__qv_direct_shape(g)) { /* or the direct path's planes and flat output */
+        size_t v = (size_t)(g->group * g->Mp * 2) * sizeof(int32_t) + pfvm__qv_direct_bytes(g);
         b = b > v ? b : v;
     }
 #endif
@@ -1788,6 +1797,27 @@ static void pfvm__qc_gemm(const pfvm__qc_geom *g, const int16_t *wp, const int16
  * past K have zero weights. */
 #ifdef PFVM__QG_AVX2
 #define PFVM__QV 1
+/* The shapes the direct path takes: a window wider than 1x1; at a
+ * stride over 1 (a stem's few channels), only where padding the channels
+ * to a multiple of 4 adds at most 1/8 to the sums. */
+static int pfvm__qv_direct_shape(const pfvm__qc_geom *g)
+{
+    return g->KH * g->KW > 1 && !pfvm__qc_is_dw(g) &&
+           ((g->sh == 1 && g->sw == 1) || (g->CG + 3) / 4 * 4 * 8 <= 9 * g->CG);
+}
+
+static int pfvm__qv_direct(const pfvm__qc_geom *g)
+{
+    return pfvm__qv_direct_shape(g) && pfvm__qv_have512() && !pfvm__qv_narrow;
+}
+
+/* Lanes of four reduction positions per weight row, in the order the
+ * path's panels have. */
+static pfvm__qi pfvm__qv_k4(const pfvm__qc_geom *g, int direct)
+{
+    return direct ? (g->CG + 3) / 4 * g->KH * g->KW : (g->K + 3) / 4;
+}
+
 /* The VNNI kernels multiply signed bytes: every weight minus its row's
  * zero point (nwz: one per tensor or one per row of K) must fit int8. */
 static int pfvm__qv_weights_fit(const pfvm__qc_geom *g, const pfvm_tensor *W, const pfvm_tensor *wz)
@@ -1808,10 +1838,20 @@ static int pfvm__qv_usable(const pfvm__qc_geom *g, const pfvm_tensor *W, const p
     return pfvm_q_vnni() && !pfvm__qc_is_dw(g) && g->K >= 8 && pfvm__qv_weights_fit(g, W, wz);
 }
 
-static void pfvm__qv_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const pfvm__qc_geom *g, int8_t *wv,
+/* The reduction position kk (channel, kh, kw) in the direct order of
+ * pfvm__qv_direct_conv: lane (channel/4, kh, kw), byte channel%4. */
+static pfvm__qi pfvm__qv_direct_pos(const pfvm__qc_geom *g, pfvm__qi kk)
+{
+    pfvm__qi c = kk / (g->KH * g->KW), tap = kk % (g->KH * g->KW);
+    return ((c / 4) * g->KH * g->KW + tap) * 4 + c % 4;
+}
+
+/* direct: in the order of the direct path (pfvm__qv_direct_pos), else
+ * the im2col panels'. */
+static void pfvm__qv_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const pfvm__qc_geom *g, int direct, int8_t *wv,
                              int32_t *wsum)
 {
-    pfvm__qi nwz = pfvm_tensor_numel(wz), K4 = (g->K + 3) / 4, gg, c, kk;
+    pfvm__qi nwz = pfvm_tensor_numel(wz), K4 = pfvm__qv_k4(g, direct), gg, c, kk;
     memset(wv, 0, (size_t)(g->group * g->Mp * 4 * K4));
     for (gg = 0; gg < g->group; gg++)
         for (c = 0; c < g->Mp; c++) {
@@ -1820,7 +1860,8 @@ static void pfvm__qv_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const 
             int32_t z = c < g->MG ? pfvm__q_at(wz, nwz == 1 ? 0 : m) : 0, sum = 0;
             for (kk = 0; c < g->MG && kk < g->K; kk++) {
                 int32_t v = pfvm__q_at(W, m * g->K + kk) - z;
-                blk[kk / 4 * 4 * PFVM__QG_MR + kk % 4] = (int8_t)v;
+                pfvm__qi at = direct ? pfvm__qv_direct_pos(g, kk) : kk;
+                blk[at / 4 * 4 * PFVM__QG_MR + at % 4] = (int8_t)v;
                 sum += v;
             }
             wsum[gg * g->Mp + c] = sum;
@@ -2407,6 +2448,259 @@ static void pfvm__qv_gemm(const pfvm__qc_geom *g, const int8_t *wv, const int32_
     }
     for (mb = 0; full < q.npan && mb < g->MG; mb += 16)
         pfvm__qv_columns(&q, mb, full);
+}
+
+/* ---- the VNNI direct convolution: stride 1, no im2col ----------------------------------------- *
+ *
+ * For a KHxKW (> 1x1) convolution at stride 1 the panels of the im2col
+ * GEMM are copies of the input: each output column reads, per tap, the
+ * input at a fixed offset from its own position. With the reduction in
+ * the order (channel/4, kh, kw, channel%4) (pfvm__qv_weights, direct
+ * order) four channels at one tap are one int32 lane, and with the input
+ * once per run as channel-interleaved padded planes, xi[c/4][ph][pw][c%4]
+ * (the zero point in the padding, Hp = OH + (KH-1)dh rows and
+ * Wp = OW + (KW-1)dw columns), the 16 lanes of output positions
+ * q .. q+15, counted over the padded width (q = oh*Wp + ow), read 64
+ * contiguous bytes at xi + 4 (q + off[kq]), off = c4*Hp*Wp + kh*dh*Wp +
+ * kw*dw: the 8x32 tile loads its panels straight from xi. Positions with
+ * ow >= OW are computed and dropped: the tile stores a flat output of
+ * Wp-wide rows, copied to Y's OW-wide rows. The integers summed are those
+ * of the im2col path (wrapping int32 sums in any order): same bytes.
+ * At strides sh, sw the planes split into sh*sw phase planes of
+ * Hs x Ws = ceil(Hp/sh) x ceil(Wp/sw) (pfvm__qv_direct_fill): a tap
+ * reads phase plane (kh*dh % sh, kw*dw % sw) at (kh*dh/sh, kw*dw/sw), and
+ * the flat positions count over Ws. */
+
+/* The direct path's buffers: xi (its planes, then 32 positions of slack
+ * the last tiles read past them), the flat output (Mp rows), 64-byte
+ * aligned. */
+static void pfvm__qv_direct_dims(const pfvm__qc_geom *g, pfvm__qi *Hs, pfvm__qi *Ws, pfvm__qi *npair, size_t *xib,
+                                 size_t *yb)
+{
+    pfvm__qi nq, Hp = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1, Wp = (g->OW - 1) * g->sw + (g->KW - 1) * g->dw + 1;
+    *Hs = (Hp + g->sh - 1) / g->sh;
+    *Ws = (Wp + g->sw - 1) / g->sw;
+    nq = (g->OH - 1) * *Ws + g->OW;
+    *npair = (nq + 2 * PFVM__QG_NR - 1) / (2 * PFVM__QG_NR);
+    *xib = ((size_t)(4 * ((g->CG + 3) / 4) * g->sh * g->sw * *Hs * *Ws) + 4 * 2 * PFVM__QG_NR + 63) / 64 * 64;
+    *yb = ((size_t)(g->Mp * *npair * 2 * PFVM__QG_NR) + 63) / 64 * 64;
+}
+
+static size_t pfvm__qv_direct_bytes(const pfvm__qc_geom *g)
+{
+    pfvm__qi Hp, Wp, np;
+    size_t xib, yb;
+    pfvm__qv_direct_dims(g, &Hp, &Wp, &np, &xib, &yb);
+    return xib + yb + (size_t)(3 * g->Mp + pfvm__qv_k4(g, 1)) * sizeof(int32_t);
+}
+
+/* One padded row of xi from four input rows (NULL: a padding channel,
+ * any bytes), 16 columns per step: masked loads and stores touch only
+ * the row's own bytes. */
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"))) static void
+pfvm__qv_direct_row(const uint8_t *const *r, pfvm__qi W, pfvm__qi pl, pfvm__qi pr, uint8_t xz, uint8_t *d)
+{
+    uint8_t *row = d;
+    pfvm__qi j;
+    memset(row, xz, (size_t)(4 * pl));
+    memset(row + 4 * (pl + W), xz, (size_t)(4 * pr));
+    d += 4 * pl;
+    for (j = 0; j < W; j += 16, d += 64) {
+        pfvm__qi n = W - j < 16 ? W - j : 16;
+        __mmask16 m = (__mmask16)(n == 16 ? 0xFFFF : (1u << n) - 1);
+        __m128i a = r[0] ? _mm_maskz_loadu_epi8(m, r[0] + j) : _mm_setzero_si128();
+        __m128i b = r[1] ? _mm_maskz_loadu_epi8(m, r[1] + j) : _mm_setzero_si128();
+        __m128i c = r[2] ? _mm_maskz_loadu_epi8(m, r[2] + j) : _mm_setzero_si128();
+        __m128i e = r[3] ? _mm_maskz_loadu_epi8(m, r[3] + j) : _mm_setzero_si128();
+        __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+        __m128i ce0 = _mm_unpacklo_epi8(c, e), ce1 = _mm_unpackhi_epi8(c, e);
+        __m512i v = _mm512_castsi128_si512(_mm_unpacklo_epi16(ab0, ce0));
+        v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(ab0, ce0), 1);
+        v = _mm512_inserti32x4(v, _mm_unpacklo_epi16(ab1, ce1), 2);
+        v = _mm512_inserti32x4(v, _mm_unpackhi_epi16(ab1, ce1), 3);
+        _mm512_mask_storeu_epi8(d, n == 16 ? ~(__mmask64)0 : ((__mmask64)1 << (4 * n)) - 1, v);
+    }
+}
+
+/* One row of a phase plane (columns b, b + sw, ... of the padded row)
+ * at a stride sw > 1, a position at a time. */
+static void pfvm__qv_direct_phase_row(const uint8_t *const *r, const pfvm__qc_geom *g, pfvm__qi b, pfvm__qi Ws, uint8_t xz,
+                                      uint8_t *d)
+{
+    pfvm__qi s, t;
+    for (s = 0; s < Ws; s++, d += 4) {
+        pfvm__qi iw = s * g->sw + b - g->pl;
+        for (t = 0; t < 4; t++)
+            d[t] = iw < 0 || iw >= g->W ? xz : r[t] ? r[t][iw] : 0;
+    }
+}
+
+/* xi of one image and group (x: its first channel) and its slack: at
+ * strides sh, sw the padded planes split in sh * sw phase planes
+ * (rows a, a + sh, ..., columns b, b + sw, ...), [c/4][a][b][Hs][Ws][4]. */
+static void pfvm__qv_direct_fill(const pfvm__qc_geom *g, const uint8_t *x, uint8_t xz, uint8_t *xi)
+{
+    pfvm__qi Hs, Ws, np, c4, a, b, ph, t, Hp = (g->OH - 1) * g->sh + (g->KH - 1) * g->dh + 1;
+    size_t xib, yb;
+    pfvm__qv_direct_dims(g, &Hs, &Ws, &np, &xib, &yb);
+    for (c4 = 0; c4 < (g->CG + 3) / 4; c4++)
+        for (a = 0; a < g->sh; a++)
+            for (ph = 0; ph < Hs; ph++) {
+                pfvm__qi ih = ph * g->sh + a - g->pt;
+                int inside = ih >= 0 && ih < g->H && ph * g->sh + a < Hp;
+                const uint8_t *r[4];
+                for (t = 0; t < 4; t++)
+                    r[t] = inside && 4 * c4 + t < g->CG ? x + ((4 * c4 + t) * g->H + ih) * g->W : NULL;
+                for (b = 0; b < g->sw; b++) {
+                    uint8_t *d = xi + 4 * ((((c4 * g->sh + a) * g->sw + b) * Hs + ph) * Ws);
+                    pfvm__qi lo = g->pl < Ws ? g->pl : Ws, n = Ws - lo < g->W ? Ws - lo : g->W;
+                    if (!inside)
+                        memset(d, xz, (size_t)(4 * Ws));
+                    else if (g->sw == 1)
+                        pfvm__qv_direct_row(r, n, lo, Ws - lo - n, xz, d);
+                    else
+                        pfvm__qv_direct_phase_row(r, g, b, Ws, xz, d);
+                }
+            }
+    memset(xi + 4 * ((g->CG + 3) / 4) * g->sh * g->sw * Hs * Ws, xz, 4 * 2 * PFVM__QG_NR);
+}
+
+/* The 8x32 tile of the direct path: pfvm__qv_kernel8 with the panels at
+ * x + off[kq] (x: the tile's first position in xi), the second block's
+ * rows stored only when e10->rows > 0 (w1 may repeat w0). */
+#define PFVM__QV_R8(wb, r, a0, a1)                                                                      \
+    {                                                                                                   \
+        int32_t q;                                                                                      \
+        __m512i wq;                                                                                     \
+        memcpy(&q, (wb) + kq * 4 * PFVM__QG_MR + 4 * (r), sizeof q);                                    \
+        wq = _mm512_set1_epi32(q);                                                                      \
+        a0 = _mm512_dpbusd_epi32(a0, x0, wq);                                                           \
+        a1 = _mm512_dpbusd_epi32(a1, x1, wq);                                                           \
+    }
+#define PFVM__QV_LO(a) _mm512_castsi512_si256(a)
+#define PFVM__QV_HI(a) _mm512_extracti64x4_epi64(a, 1)
+#define PFVM__QV_ST(e, r0, a, b) pfvm__qv_store2(e, r0, PFVM__QV_LO(a), PFVM__QV_HI(a), PFVM__QV_LO(b), PFVM__QV_HI(b))
+__attribute__((target("avx2,avx512f,avx512vl,avx512vnni"))) static void
+pfvm__qv_kernel8d(const int8_t *w0, const int8_t *w1, const uint8_t *x, const int32_t *off, pfvm__qi K4,
+                  const int32_t *init, const pfvm__qv_epi *e00, const pfvm__qv_epi *e01, const pfvm__qv_epi *e10,
+                  const pfvm__qv_epi *e11)
+{
+    __m512i a00 = _mm512_set1_epi32(init[0]), a01 = a00, a10 = _mm512_set1_epi32(init[1]), a11 = a10;
+    __m512i a20 = _mm512_set1_epi32(init[2]), a21 = a20, a30 = _mm512_set1_epi32(init[3]), a31 = a30;
+    __m512i a40 = _mm512_set1_epi32(init[4]), a41 = a40, a50 = _mm512_set1_epi32(init[5]), a51 = a50;
+    __m512i a60 = _mm512_set1_epi32(init[6]), a61 = a60, a70 = _mm512_set1_epi32(init[7]), a71 = a70;
+    pfvm__qi kq;
+    for (kq = 0; kq < K4; kq++) {
+        const uint8_t *p = x + off[kq];
+        const __m512i x0 = _mm512_loadu_si512((const void *)p);
+        const __m512i x1 = _mm512_loadu_si512((const void *)(p + 4 * PFVM__QG_NR));
+        PFVM__QV_R8(w0, 0, a00, a01)
+        PFVM__QV_R8(w0, 1, a10, a11)
+        PFVM__QV_R8(w0, 2, a20, a21)
+        PFVM__QV_R8(w0, 3, a30, a31)
+        PFVM__QV_R8(w1, 0, a40, a41)
+        PFVM__QV_R8(w1, 1, a50, a51)
+        PFVM__QV_R8(w1, 2, a60, a61)
+        PFVM__QV_R8(w1, 3, a70, a71)
+    }
+    PFVM__QV_ST(e00, 0, a00, a10);
+    PFVM__QV_ST(e01, 0, a01, a11);
+    if (e00->rows > 2) {
+        PFVM__QV_ST(e00, 2, a20, a30);
+        PFVM__QV_ST(e01, 2, a21, a31);
+    }
+    if (e10->rows <= 0)
+        return;
+    PFVM__QV_ST(e10, 0, a40, a50);
+    PFVM__QV_ST(e11, 0, a41, a51);
+    if (e10->rows > 2) {
+        PFVM__QV_ST(e10, 2, a60, a70);
+        PFVM__QV_ST(e11, 2, a61, a71);
+    }
+}
+#undef PFVM__QV_ST
+#undef PFVM__QV_HI
+#undef PFVM__QV_LO
+#undef PFVM__QV_R8
+
+/* The direct path's requantization of rows mb.. at flat columns j..j+15
+ * of yf (rows ys apart): every store 16 bytes. */
+static void pfvm__qv_direct_epi(const pfvm__qv_run *q, uint8_t *yf, pfvm__qi ys, pfvm__qi mb, pfvm__qi j, pfvm__qv_epi *e)
+{
+    pfvm__qi rows = q->g->MG - mb;
+    e->zp = q->zp;
+    e->u8 = q->u8;
+    e->cols = PFVM__QG_NR;
+    e->rows = (int)(rows < 0 ? 0 : rows < PFVM__QG_MR ? rows : PFVM__QG_MR);
+    e->mult = q->mult + mb, e->shift = q->shift + mb;
+    e->y = yf + mb * ys + j, e->ys = ys;
+}
+
+/* One tile of the direct path: rows mb.. (8, or 4 and a repeat), flat
+ * columns 32 jp.. */
+static void pfvm__qv_direct_tile(const pfvm__qv_run *q, const uint8_t *xi, const int32_t *off, uint8_t *yf,
+                                 pfvm__qi ys, pfvm__qi mb, pfvm__qi jp)
+{
+    const int8_t *w0 = q->wv + mb * 4 * q->K4;
+    const int8_t *w1 = mb + PFVM__QG_MR < q->g->MG ? w0 + PFVM__QG_MR * 4 * q->K4 : w0;
+    pfvm__qi j = jp * 2 * PFVM__QG_NR;
+    pfvm__qv_epi e00, e01, e10, e11;
+    pfvm__qv_direct_epi(q, yf, ys, mb, j, &e00);
+    pfvm__qv_direct_epi(q, yf, ys, mb, j + PFVM__QG_NR, &e01);
+    pfvm__qv_direct_epi(q, yf, ys, mb + PFVM__QG_MR, j, &e10);
+    pfvm__qv_direct_epi(q, yf, ys, mb + PFVM__QG_MR, j + PFVM__QG_NR, &e11);
+    pfvm__qv_kernel8d(w0, w1, xi + 4 * j, off, q->K4, q->init + mb, &e00, &e01, &e10, &e11);
+}
+
+/* pfvm__qv_gemm's direct form for one image and group (x: its first
+ * channel; wv, wsum: the group's, in direct order; buf: room for
+ * pfvm__qv_direct_bytes). Requantization in the tile needs every shift
+ * in [33, 62] (pfvm__qg_requant8, pfvm__qv_shifts_fit). */
+static void pfvm__qv_direct_conv(const pfvm__qc_geom *g, const int8_t *wv, const int32_t *wsum, int32_t xz,
+                                const uint8_t *x, const pfvm__qc_out *o, pfvm__qi n, pfvm__qi gg, uint8_t *buf)
+{
+    pfvm__qi Hs, Ws, npair, c, jp, mb, oh, c4, kh, kw, ys;
+    size_t xib, yb;
+    uint8_t *xi = buf, *yf, *y;
+    int32_t *init, *mult, *shift, *off;
+    pfvm__qv_run q;
+    pfvm__qv_direct_dims(g, &Hs, &Ws, &npair, &xib, &yb);
+    yf = buf + xib;
+    init = (int32_t *)(void *)(yf + yb), mult = init + g->Mp, shift = mult + g->Mp;
+    for (c = 0; c < g->Mp; c++) {
+        pfvm__qi m = gg * g->MG + c;
+        uint32_t b = o->bias && c < g->MG ? (uint32_t)o->bias[m] : 0;
+        init[c] = (int32_t)(b - (uint32_t)xz * (uint32_t)wsum[c]);
+        mult[c] = c < g->MG ? o->mult[m] : 0;
+        shift[c] = c < g->MG ? o->shift[m] : 33;
+    }
+    memset(&q, 0, sizeof q);
+    q.g = g, q.wv = wv, q.init = init, q.mult = mult, q.shift = shift;
+    q.K4 = pfvm__qv_k4(g, 1), q.zp = o->zp, q.u8 = o->Y->dtype == PFVM_UINT8;
+    /* the taps' offsets (bytes) after the flat output: int32 (xi is small) */
+    off = (int32_t *)(void *)(shift + g->Mp);
+    for (c4 = 0; c4 < (g->CG + 3) / 4; c4++)
+        for (kh = 0; kh < g->KH; kh++)
+            for (kw = 0; kw < g->KW; kw++)
+                *off++ = (int32_t)(4 * ((((c4 * g->sh + kh * g->dh % g->sh) * g->sw + kw * g->dw % g->sw) * Hs +
+                                         kh * g->dh / g->sh) * Ws + kw * g->dw / g->sw));
+    off -= q.K4;
+    pfvm__qv_direct_fill(g, x, (uint8_t)xz, xi);
+    ys = npair * 2 * PFVM__QG_NR;
+    /* loop order: the smaller of xi and the weights is read again per tile */
+    if (xib <= (size_t)(g->Mp * 4 * q.K4)) {
+        for (mb = 0; mb < g->MG; mb += 2 * PFVM__QG_MR)
+            for (jp = 0; jp < npair; jp++)
+                pfvm__qv_direct_tile(&q, xi, off, yf, ys, mb, jp);
+    } else {
+        for (jp = 0; jp < npair; jp++)
+            for (mb = 0; mb < g->MG; mb += 2 * PFVM__QG_MR)
+                pfvm__qv_direct_tile(&q, xi, off, yf, ys, mb, jp);
+    }
+    y = (uint8_t *)o->Y->data + (n * g->M + gg * g->MG) * g->OH * g->OW;
+    for (c = 0; c < g->MG; c++)
+        for (oh = 0; oh < g->OH; oh++, y += g->OW)
+            memcpy(y, yf + c * ys + oh * Ws, (size_t)g->OW);
 }
 #endif
 
@@ -3253,12 +3547,15 @@ typedef struct pfvm__qc_state {
     int32_t *wsum; /* [group][Mp]: the rows' sums of weights minus zero points (VNNI) */
     int8_t *wv;    /* [group][Mp][4*K4] in blocks (pfvm__qv_weights), or NULL: no VNNI path;
                     * depthwise: pfvm__qd_weights' words and sums (wsum[c]) */
+    int direct;    /* wv in the direct path's order (pfvm__qv_direct_conv) */
 } pfvm__qc_state;
 
+#ifndef PFVM_QLINEAR_PACK_PER_RUN
 static void pfvm__qc_state_free(void *p)
 {
     pfvm__free(p);
 }
+#endif
 
 static void pfvm__qc_multipliers(const pfvm_kctx *k, int64_t M, int32_t *mult, int *shift)
 {
@@ -3280,6 +3577,25 @@ static const pfvm__qc_state *pfvm__qc_state_of(const pfvm_kctx *k, const pfvm__q
                : NULL;
 }
 
+#ifdef PFVM__QV
+/* Every row's requantization in the VNNI tile's lanes (shift 33 to 62,
+ * pfvm__qg_requant8), which the direct path needs (it has no other store). */
+static int pfvm__qv_shifts_fit(const pfvm_kctx *k, int64_t M)
+{
+    const float xs = *(const float *)k->in[1]->data, ys = *(const float *)k->in[6]->data;
+    const float *ws = (const float *)k->in[4]->data;
+    int64_t nws = pfvm_tensor_numel(k->in[4]), m;
+    for (m = 0; m < M; m++) {
+        int32_t mult;
+        int shift;
+        pfvm_q_multiplier((double)xs * ws[nws == 1 ? 0 : m] / ys, &mult, &shift);
+        if (shift < 33 || shift > 62)
+            return 0;
+    }
+    return 1;
+}
+#endif
+
 #ifndef PFVM_QLINEAR_PACK_PER_RUN
 /* The prepare hook (at bind): packs the constant weights into the node's
  * state. */
@@ -3292,6 +3608,7 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
     int64_t xd[4];
     size_t nwp, nwv, bytes;
     char *p;
+    int direct = 0;
     if (k->n_in < 8 || !consts[1] || !consts[3] || !consts[4] || !consts[5] || !consts[6] || !k->in[1]->data ||
         !W->data || !k->in[4]->data || !k->in[5]->data || !k->in[6]->data || !pfvm__qc_consts_ok(k, 0))
         return PFVM_OK; /* not constants, or not the fast path: nothing to keep */
@@ -3304,7 +3621,8 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
     nwp = (size_t)(g.group * g.Mp * 2 * g.K2);
     bytes = sizeof *s + (size_t)g.M * (sizeof(int32_t) + sizeof(int)) + nwp * sizeof(int16_t);
 #ifdef PFVM__QV
-    nwv = pfvm__qv_usable(&g, W, k->in[5]) ? (size_t)(g.group * g.Mp * 4 * ((g.K + 3) / 4)) : 0;
+    direct = pfvm__qv_usable(&g, W, k->in[5]) && pfvm__qv_direct(&g) && pfvm__qv_shifts_fit(k, g.M);
+    nwv = pfvm__qv_usable(&g, W, k->in[5]) ? (size_t)(g.group * g.Mp * 4 * pfvm__qv_k4(&g, direct)) : 0;
     if (pfvm__qd_usable(&g, W, k->in[5])) /* (wsum's group * Mp words hold the M channels' sums) */
         nwv = pfvm__qd_bytes(&g);
 #else
@@ -3326,12 +3644,13 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
     s->xs = *(const float *)k->in[1]->data;
     s->ys = *(const float *)k->in[6]->data;
     s->M = g.M, s->K2 = g.K2, s->Mp = g.Mp, s->group = g.group;
+    s->direct = direct;
     pfvm__qc_weights(W, k->in[5], &g, s->wp);
 #ifdef PFVM__QV
     if (nwv && pfvm__qc_is_dw(&g))
         pfvm__qd_weights(W, k->in[5], &g, s->wv, s->wsum);
     else if (nwv)
-        pfvm__qv_weights(W, k->in[5], &g, s->wv, s->wsum);
+        pfvm__qv_weights(W, k->in[5], &g, direct, s->wv, s->wsum);
 #endif
     pfvm__qc_multipliers(k, g.M, s->mult, s->shift);
     *state = s;
@@ -3357,7 +3676,7 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     char *scratch;
     int ws_checked = 0;
 #ifdef PFVM__QV
-    int vnni;
+    int vnni, direct = 0;
     pfvm__qi npan, K4;
     size_t nwv = 0;
     const int8_t *wv = NULL;
@@ -3380,19 +3699,20 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
 #ifdef PFVM__QV
     /* the VNNI path: uint8 activations, weights packed for it at bind or,
      * when they fit int8, for this run */
-    K4 = (g.K + 3) / 4;
     npan = (g.OH * g.OW + PFVM__QG_NR - 1) / PFVM__QG_NR;
     /* (depthwise: the AVX-512 VBMI kernel, pfvm__qd_weights' layout) */
     vnni = X->dtype == PFVM_UINT8 && (pfvm__qc_is_dw(&g) ? pfvm__qd_on() : pfvm_q_vnni());
     if (vnni && s && s->wv)
-        wv = s->wv, wsum = s->wsum;
+        wv = s->wv, wsum = s->wsum, direct = s->direct;
     else if (vnni && !s &&
              (pfvm__qc_is_dw(&g) ? pfvm__qd_usable(&g, k->in[3], k->in[5]) : pfvm__qv_usable(&g, k->in[3], k->in[5]))) {
         /* (with s, bind decided) */
-        nwv = pfvm__qc_is_dw(&g) ? pfvm__qd_bytes(&g) : (size_t)(g.group * g.Mp * 4 * K4);
+        direct = pfvm__qv_direct(&g) && pfvm__qv_shifts_fit(k, g.M);
+        nwv = pfvm__qc_is_dw(&g) ? pfvm__qd_bytes(&g) : (size_t)(g.group * g.Mp * 4 * pfvm__qv_k4(&g, direct));
         need += (size_t)(g.group * g.Mp) * sizeof(int32_t) + nwv;
     } else
         vnni = 0;
+    K4 = pfvm__qv_k4(&g, direct);
 #endif
     if (!(scratch = (char *)pfvm_kctx_scratch(k, need)))
         return *rc = k->st ? k->st->code : PFVM_ERR_NOMEM, 1;
@@ -3417,7 +3737,7 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
         if (pfvm__qc_is_dw(&g))
             pfvm__qd_weights(k->in[3], k->in[5], &g, wv2, ws2);
         else
-            pfvm__qv_weights(k->in[3], k->in[5], &g, wv2, ws2);
+            pfvm__qv_weights(k->in[3], k->in[5], &g, direct, wv2, ws2);
         wv = wv2, wsum = ws2;
     }
 #endif
@@ -3448,6 +3768,12 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
         }
         for (gg = 0; gg < g.group; gg++) {
 #ifdef PFVM__QV
+            if (vnni && direct) {
+                pfvm__qv_direct_conv(&g, wv + gg * g.Mp * 4 * K4, wsum + gg * g.Mp, pfvm__q_at(xz, 0),
+                                     (const uint8_t *)X->data + (n * g.C + gg * g.CG) * g.H * g.W, &o, n, gg,
+                                     (uint8_t *)buf);
+                continue;
+            }
             if (vnni) {
                 uint8_t *panels = (uint8_t *)buf, *rows = panels + npan * K4 * 4 * PFVM__QG_NR;
                 pfvm__qv_pack(&g, (const uint8_t *)X->data + (n * g.C + gg * g.CG) * g.H * g.W, (uint8_t)pfvm__q_at(xz, 0),
