@@ -354,6 +354,10 @@ positions), the depthwise kernel ~22% (now mostly the 112, 56 and 28-column plan
 packing ~3%, the 16x16 and column tiles ~4%; what is left to try: the rows' starting sums,
 multipliers and shifts made at bind (about 1%: a per-run loop over every row), the
 depthwise weights broadcast once per channel, and onnxruntime's NHWC layout (no panels).
+On the branch merged with main (int8m11-merged: int8r11's direct QLinearConv as well), the
+same command, `ROUNDS=2`, load ~10: mobilenet_v2 ORT 5.6 5.0, before (d3a8e39) 4.8 4.7, after
+3.9 4.3 ms (0.70x, 0.86x of ORT); resnet18 ORT 11.8 11.3, before 16.0 15.0, after 11.7 11.8 ms
+(about even with ORT); the int8 outputs byte for byte those of d3a8e39.
 
 ## Round 11: x86 int8 resnet18 (branch int8r11)
 
