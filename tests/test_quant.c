@@ -410,6 +410,18 @@ static void test_qlinear_conv(void)
         {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1},     /* at the extremes (sums stored) */
         {1, 5, 7, 7, 5, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1},     /* 7x7, per tensor */
         {1, 2, 11, 40, 2, 3, 3, 2, 5, 5, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},   /* stride 5: past one load (AVX2) */
+        /* narrow planes: whole output rows a vector (pfvm__qd_rowsets) */
+        {1, 7, 14, 14, 7, 3, 3, 7, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},   /* 14 -> 7, stride 2: 2 rows a vector */
+        {1, 6, 7, 7, 6, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},     /* 7x7 at the extremes (sums stored) */
+        {2, 5, 11, 3, 5, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},    /* 3 columns: 5 rows a vector, 2 images */
+        {1, 4, 23, 5, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 1},    /* 5 columns, 23 rows: steps and a tail */
+        {1, 3, 9, 8, 3, 5, 5, 3, 1, 1, 2, 2, 2, 2, 1, 1, 1, 0, 1, 0, 1},     /* 8 columns, 5x5 */
+        {1, 3, 19, 10, 3, 3, 3, 3, 3, 2, 1, 0, 2, 1, 2, 1, 1, 0, 1, 0, 1},   /* strides 3, 2, dilated rows: fewer rows fit */
+        {1, 2, 1, 6, 2, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},     /* one input row, 6 columns */
+        {1, 3, 40, 2, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1},    /* 2 columns: 8 rows a vector, 2 steps */
+        {1, 5, 14, 14, 5, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},   /* 14x14: a row a vector, 4 rows a step */
+        {1, 3, 13, 16, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* 16 columns at the extremes (sums stored) */
+        {1, 4, 29, 23, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1},   /* 12 columns at stride 2, 15 rows */
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -448,6 +460,12 @@ static void test_qlinear_conv_wide(void)
         {1, 12, 11, 13, 20, 3, 3, 2, 2, 1, 1, 0, 1, 2, 1, 1, 1, 0, 1, 0, 1}, /* grouped 10 rows each, strides 2 and 1 */
         {1, 40, 8, 8, 5, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 1},    /* 5 rows: the second block one row */
         {1, 33, 9, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1},   /* at the extremes (tiles not fused) */
+        /* an odd panel as 16x16 tiles, a last panel of 1 to 4 columns as 16-row column vectors */
+        {1, 96, 7, 7, 40, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1},  /* 7x7: panels 0-1, 2, a column; rows 16+16+8 */
+        {2, 37, 14, 14, 21, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 1}, /* 14x14: 4 columns left, K % 4, int8, 2 images */
+        {1, 64, 2, 2, 19, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1},  /* 2x2: the columns alone, no bias */
+        {1, 5, 5, 10, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},  /* 3x3, 50 columns: 2 left; 33 rows */
+        {1, 8, 9, 7, 16, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1},   /* 63 columns: 16x16 tile on the odd panel */
         /* stride 1, windows over 1x1: the direct path (no im2col; xi planes, flat output) */
         {2, 20, 23, 37, 24, 3, 3, 1, 1, 1, 1, 0, 2, 1, 1, 1, 1, 1, 1, 0, 1}, /* uneven pads, C % 4, 2 images */
         {1, 64, 14, 14, 36, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1}, /* resnet's layer3 shape, rows 32 + 4 */

@@ -2005,7 +2005,8 @@ static void pfvm__qv_pack(const pfvm__qc_geom *g, const uint8_t *x, uint8_t xz, 
 {
     pfvm__qi OHW = g->OH * g->OW, K4 = (g->K + 3) / 4, kq, t;
     int pw = pfvm__qc_is_pointwise(g);
-    memset(rows, 0, (size_t)(4 * OHW)); /* positions past K: any value (zero weights) */
+    if (g->K % 4) /* positions past K: any value (zero weights); the others are written or read in place */
+        memset(rows, 0, (size_t)(4 * OHW));
     for (kq = 0; kq < K4; kq++) {
         const uint8_t *r[4];
         for (t = 0; t < 4; t++) {
@@ -2028,9 +2029,10 @@ static void pfvm__qv_pack(const pfvm__qc_geom *g, const uint8_t *x, uint8_t xz, 
  * zero point and type; made once per group (pfvm__qv_gemm). */
 typedef struct pfvm__qv_epi {
     const int32_t *mult, *shift; /* the block's rows' (shift 33 to 62) */
-    uint8_t *y[PFVM__QG_MR];
+    uint8_t *y;                  /* row 0's first output; row r's at y + r * ys */
+    pfvm__qi ys;
     int32_t zp;
-    int cols, u8;
+    int rows, cols, u8; /* rows: of the block's PFVM__QG_MR, those in the output */
 } pfvm__qv_epi;
 
 /* pfvm__qg_requant8 of two rows' 16 sums each, packed with saturation
@@ -2048,15 +2050,15 @@ __attribute__((target("avx2"), always_inline)) static inline void pfvm__qv_store
     __m256i p8 = e->u8 ? _mm256_packus_epi16(p0, p1) : _mm256_packs_epi16(p0, p1);
     p8 = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     if (e->cols == PFVM__QG_NR) {
-        _mm_storeu_si128((__m128i *)(void *)e->y[r0], _mm256_castsi256_si128(p8));
-        if (e->y[r0 + 1])
-            _mm_storeu_si128((__m128i *)(void *)e->y[r0 + 1], _mm256_extracti128_si256(p8, 1));
+        _mm_storeu_si128((__m128i *)(void *)(e->y + r0 * e->ys), _mm256_castsi256_si128(p8));
+        if (r0 + 1 < e->rows)
+            _mm_storeu_si128((__m128i *)(void *)(e->y + (r0 + 1) * e->ys), _mm256_extracti128_si256(p8, 1));
     } else {
         uint8_t t[32];
         _mm256_storeu_si256((__m256i *)(void *)t, p8);
-        memcpy(e->y[r0], t, (size_t)e->cols);
-        if (e->y[r0 + 1])
-            memcpy(e->y[r0 + 1], t + 16, (size_t)e->cols);
+        memcpy(e->y + r0 * e->ys, t, (size_t)e->cols);
+        if (r0 + 1 < e->rows)
+            memcpy(e->y + (r0 + 1) * e->ys, t + 16, (size_t)e->cols);
     }
 }
 
@@ -2089,7 +2091,7 @@ __attribute__((target("avx2,avx512vl,avx512vnni"))) static void pfvm__qv_kernel(
     }
     if (e) {
         pfvm__qv_store2(e, 0, a00, a01, a10, a11);
-        if (e->y[2])
+        if (e->rows > 2)
             pfvm__qv_store2(e, 2, a20, a21, a30, a31);
         return;
     }
@@ -2097,12 +2099,79 @@ __attribute__((target("avx2,avx512vl,avx512vnni"))) static void pfvm__qv_kernel(
 }
 #undef PFVM__QV_ROW
 
+/* A block's requantization in zmm registers: per row its multiplier,
+ * rounding term and shift (pfvm__qg_requant8's, 16 lanes at a time). */
+typedef struct pfvm__qv_rq {
+    __m512i vm[PFVM__QG_MR], rnd[PFVM__QG_MR];
+    __m128i cnt[PFVM__QG_MR];
+} pfvm__qv_rq;
+
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"), always_inline)) static inline void
+pfvm__qv_rq_of(const pfvm__qv_epi *e, pfvm__qv_rq *p)
+{
+#define PFVM__QV_RQ_ROW(r)                                                                              \
+    p->vm[r] = _mm512_set1_epi32(e->mult[r]);                                                           \
+    p->rnd[r] = _mm512_set1_epi32((int32_t)1 << (e->shift[r] - 33));                                    \
+    p->cnt[r] = _mm_cvtsi32_si128(e->shift[r] - 32);
+    PFVM__QV_RQ_ROW(0)
+    PFVM__QV_RQ_ROW(1)
+    PFVM__QV_RQ_ROW(2)
+    PFVM__QV_RQ_ROW(3)
+#undef PFVM__QV_RQ_ROW
+}
+
+/* pfvm__qg_requant8 on 16 lanes. */
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"), always_inline)) static inline __m512i
+pfvm__qv_rq16(__m512i a, __m512i vm, __m512i rnd, __m128i cnt, __m512i zp)
+{
+    __m512i pe = _mm512_mul_epi32(a, vm), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), vm);
+    __m512i hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+    return _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(hi, rnd), cnt), zp);
+}
+
+/* The block's four rows of 16 sums (a0..a3) requantized in zmm registers,
+ * packed with saturation into one register (row r's bytes in its 128-bit
+ * lane r) and stored a row at a time (masked where the panel is short):
+ * half the instructions of pfvm__qv_store2 on the ymm halves, the same
+ * bytes. */
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"), always_inline)) static inline void
+pfvm__qv_store4z(const pfvm__qv_epi *e, const pfvm__qv_rq *p, __m512i a0, __m512i a1, __m512i a2, __m512i a3)
+{
+    const __m512i zp = _mm512_set1_epi32(e->zp);
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    __m512i p01, p23, p8;
+    a0 = pfvm__qv_rq16(a0, p->vm[0], p->rnd[0], p->cnt[0], zp);
+    a1 = pfvm__qv_rq16(a1, p->vm[1], p->rnd[1], p->cnt[1], zp);
+    a2 = pfvm__qv_rq16(a2, p->vm[2], p->rnd[2], p->cnt[2], zp);
+    a3 = pfvm__qv_rq16(a3, p->vm[3], p->rnd[3], p->cnt[3], zp);
+    p01 = _mm512_packs_epi32(a0, a1), p23 = _mm512_packs_epi32(a2, a3);
+    p8 = _mm512_permutexvar_epi32(order, e->u8 ? _mm512_packus_epi16(p01, p23) : _mm512_packs_epi16(p01, p23));
+    if (e->cols == PFVM__QG_NR) {
+        _mm_storeu_si128((__m128i *)(void *)e->y, _mm512_castsi512_si128(p8));
+        if (e->rows > 1)
+            _mm_storeu_si128((__m128i *)(void *)(e->y + e->ys), _mm512_extracti32x4_epi32(p8, 1));
+        if (e->rows > 2)
+            _mm_storeu_si128((__m128i *)(void *)(e->y + 2 * e->ys), _mm512_extracti32x4_epi32(p8, 2));
+        if (e->rows > 3)
+            _mm_storeu_si128((__m128i *)(void *)(e->y + 3 * e->ys), _mm512_extracti32x4_epi32(p8, 3));
+    } else {
+        const __mmask16 m = (__mmask16)((1u << e->cols) - 1);
+        _mm_mask_storeu_epi8(e->y, m, _mm512_castsi512_si128(p8));
+        if (e->rows > 1)
+            _mm_mask_storeu_epi8(e->y + e->ys, m, _mm512_extracti32x4_epi32(p8, 1));
+        if (e->rows > 2)
+            _mm_mask_storeu_epi8(e->y + 2 * e->ys, m, _mm512_extracti32x4_epi32(p8, 2));
+        if (e->rows > 3)
+            _mm_mask_storeu_epi8(e->y + 3 * e->ys, m, _mm512_extracti32x4_epi32(p8, 3));
+    }
+}
+
 /* The 8x32 tile: two weight blocks (rows 0-3 at w0, 4-7 at w1) against
  * two panels (columns 0-15 at p0, 16-31 at p1), 16 zmm sums (of the 32
  * registers AVX-512 has): per four reduction positions 2 panel loads and
  * 8 weight broadcasts feed 16 vpdpbusd, where the 4x16 tile's 6 feed 8
- * (ymm). Always requantized (e[b][p]: block b, panel p), through
- * pfvm__qv_store2 on the zmm halves: the 4x16 tile's bytes. */
+ * (ymm). Always requantized (e[b][p]: block b, panel p), in zmm registers
+ * (pfvm__qv_store4z): the 4x16 tile's bytes. */
 #define PFVM__QV_R8(wb, r, a0, a1)                                                                      \
     {                                                                                                   \
         int32_t q;                                                                                      \
@@ -2112,10 +2181,7 @@ __attribute__((target("avx2,avx512vl,avx512vnni"))) static void pfvm__qv_kernel(
         a0 = _mm512_dpbusd_epi32(a0, x0, wq);                                                           \
         a1 = _mm512_dpbusd_epi32(a1, x1, wq);                                                           \
     }
-#define PFVM__QV_LO(a) _mm512_castsi512_si256(a)
-#define PFVM__QV_HI(a) _mm512_extracti64x4_epi64(a, 1)
-#define PFVM__QV_ST(e, r0, a, b) pfvm__qv_store2(e, r0, PFVM__QV_LO(a), PFVM__QV_HI(a), PFVM__QV_LO(b), PFVM__QV_HI(b))
-__attribute__((target("avx2,avx512f,avx512vl,avx512vnni"))) static void
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni"))) static void
 pfvm__qv_kernel8(const int8_t *w0, const int8_t *w1, const uint8_t *p0, const uint8_t *p1, pfvm__qi K4,
                  const int32_t *init, const pfvm__qv_epi *e00, const pfvm__qv_epi *e01, const pfvm__qv_epi *e10,
                  const pfvm__qv_epi *e11)
@@ -2137,22 +2203,70 @@ pfvm__qv_kernel8(const int8_t *w0, const int8_t *w1, const uint8_t *p0, const ui
         PFVM__QV_R8(w1, 2, a60, a61)
         PFVM__QV_R8(w1, 3, a70, a71)
     }
-    PFVM__QV_ST(e00, 0, a00, a10);
-    PFVM__QV_ST(e01, 0, a01, a11);
-    if (e00->y[2]) {
-        PFVM__QV_ST(e00, 2, a20, a30);
-        PFVM__QV_ST(e01, 2, a21, a31);
-    }
-    PFVM__QV_ST(e10, 0, a40, a50);
-    PFVM__QV_ST(e11, 0, a41, a51);
-    if (e10->y[2]) {
-        PFVM__QV_ST(e10, 2, a60, a70);
-        PFVM__QV_ST(e11, 2, a61, a71);
+    {
+        pfvm__qv_rq p;
+        pfvm__qv_rq_of(e00, &p);
+        pfvm__qv_store4z(e00, &p, a00, a10, a20, a30);
+        pfvm__qv_store4z(e01, &p, a01, a11, a21, a31);
+        pfvm__qv_rq_of(e10, &p);
+        pfvm__qv_store4z(e10, &p, a40, a50, a60, a70);
+        pfvm__qv_store4z(e11, &p, a41, a51, a61, a71);
     }
 }
-#undef PFVM__QV_ST
-#undef PFVM__QV_HI
-#undef PFVM__QV_LO
+#define PFVM__QV_R16(wb, r, a)                                                                          \
+    {                                                                                                   \
+        int32_t q;                                                                                      \
+        memcpy(&q, (wb) + kq * 4 * PFVM__QG_MR + 4 * (r), sizeof q);                                    \
+        a = _mm512_dpbusd_epi32(a, x0, _mm512_set1_epi32(q));                                           \
+    }
+/* The 16x16 tile: four weight blocks (rows 0-15 from w, blocks bs bytes
+ * apart) against one panel, 16 zmm sums: an odd panel at the 8x32 tile's
+ * rate (per four reduction positions 1 panel load and 16 broadcasts feed
+ * 16 vpdpbusd), where 4x16 tiles run at half of it. */
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+pfvm__qv_kernel16(const int8_t *w, pfvm__qi bs, const uint8_t *p0, pfvm__qi K4, const int32_t *init,
+                  const pfvm__qv_epi *e0, const pfvm__qv_epi *e1, const pfvm__qv_epi *e2, const pfvm__qv_epi *e3)
+{
+    const int8_t *w0 = w, *w1 = w + bs, *w2 = w + 2 * bs, *w3 = w + 3 * bs;
+    __m512i a00 = _mm512_set1_epi32(init[0]), a10 = _mm512_set1_epi32(init[1]), a20 = _mm512_set1_epi32(init[2]);
+    __m512i a30 = _mm512_set1_epi32(init[3]), a01 = _mm512_set1_epi32(init[4]), a11 = _mm512_set1_epi32(init[5]);
+    __m512i a21 = _mm512_set1_epi32(init[6]), a31 = _mm512_set1_epi32(init[7]), a02 = _mm512_set1_epi32(init[8]);
+    __m512i a12 = _mm512_set1_epi32(init[9]), a22 = _mm512_set1_epi32(init[10]), a32 = _mm512_set1_epi32(init[11]);
+    __m512i a03 = _mm512_set1_epi32(init[12]), a13 = _mm512_set1_epi32(init[13]), a23 = _mm512_set1_epi32(init[14]);
+    __m512i a33 = _mm512_set1_epi32(init[15]);
+    pfvm__qi kq;
+    for (kq = 0; kq < K4; kq++) {
+        const __m512i x0 = _mm512_loadu_si512((const void *)(p0 + kq * 4 * PFVM__QG_NR));
+        PFVM__QV_R16(w0, 0, a00)
+        PFVM__QV_R16(w0, 1, a10)
+        PFVM__QV_R16(w0, 2, a20)
+        PFVM__QV_R16(w0, 3, a30)
+        PFVM__QV_R16(w1, 0, a01)
+        PFVM__QV_R16(w1, 1, a11)
+        PFVM__QV_R16(w1, 2, a21)
+        PFVM__QV_R16(w1, 3, a31)
+        PFVM__QV_R16(w2, 0, a02)
+        PFVM__QV_R16(w2, 1, a12)
+        PFVM__QV_R16(w2, 2, a22)
+        PFVM__QV_R16(w2, 3, a32)
+        PFVM__QV_R16(w3, 0, a03)
+        PFVM__QV_R16(w3, 1, a13)
+        PFVM__QV_R16(w3, 2, a23)
+        PFVM__QV_R16(w3, 3, a33)
+    }
+    {
+        pfvm__qv_rq p;
+        pfvm__qv_rq_of(e0, &p);
+        pfvm__qv_store4z(e0, &p, a00, a10, a20, a30);
+        pfvm__qv_rq_of(e1, &p);
+        pfvm__qv_store4z(e1, &p, a01, a11, a21, a31);
+        pfvm__qv_rq_of(e2, &p);
+        pfvm__qv_store4z(e2, &p, a02, a12, a22, a32);
+        pfvm__qv_rq_of(e3, &p);
+        pfvm__qv_store4z(e3, &p, a03, a13, a23, a33);
+    }
+}
+#undef PFVM__QV_R16
 #undef PFVM__QV_R8
 
 /* What the VNNI tiles of one image and group share (pfvm__qv_gemm). */
@@ -2171,13 +2285,13 @@ typedef struct pfvm__qv_run {
 /* The requantization of rows mb.. (a block) at panel jb. */
 static void pfvm__qv_epi_at(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb, pfvm__qv_epi *e)
 {
-    pfvm__qi c, left = q->OHW - jb * PFVM__QG_NR;
+    pfvm__qi left = q->OHW - jb * PFVM__QG_NR, rows = q->g->MG - mb;
     e->zp = q->zp;
     e->u8 = q->u8;
     e->cols = (int)(left < PFVM__QG_NR ? left : PFVM__QG_NR);
+    e->rows = (int)(rows < PFVM__QG_MR ? rows : PFVM__QG_MR);
     e->mult = q->mult + mb, e->shift = q->shift + mb;
-    for (c = 0; c < PFVM__QG_MR; c++)
-        e->y[c] = mb + c < q->g->MG ? q->y0 + (mb + c) * q->OHW + jb * PFVM__QG_NR : NULL;
+    e->y = q->y0 + mb * q->OHW + jb * PFVM__QG_NR, e->ys = q->OHW;
 }
 
 /* The 4x16 tile of rows mb.. and panel jb. */
@@ -2216,6 +2330,76 @@ static void pfvm__qv_tile8(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb)
                      &e00, &e01, &e10, &e11);
 }
 
+/* The 16x16 tile of rows mb.. (four blocks, the last with a row) and panel jb. */
+static void pfvm__qv_tile16(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb)
+{
+    pfvm__qv_epi e[4];
+    int b;
+    for (b = 0; b < 4; b++)
+        pfvm__qv_epi_at(q, mb + b * PFVM__QG_MR, jb, &e[b]);
+    pfvm__qv_kernel16(q->wv + mb * 4 * q->K4, PFVM__QG_MR * 4 * q->K4, q->panels + jb * q->K4 * 4 * PFVM__QG_NR, q->K4,
+                      q->init + mb, &e[0], &e[1], &e[2], &e[3]);
+}
+
+#define PFVM__QV_FEW 4 /* a last panel of at most this many columns: pfvm__qv_columns */
+#define PFVM__QV_COL(c, a)                                                                              \
+    if ((c) < cols) {                                                                                   \
+        int32_t xq;                                                                                     \
+        memcpy(&xq, x + 4 * (c), sizeof xq);                                                            \
+        a = _mm512_dpbusd_epi32(a, _mm512_set1_epi32(xq), wq);                                          \
+    }
+
+/* The last panel's few columns (at most PFVM__QV_FEW: the 7x7 and 14x14
+ * layers' 49 and 196 leave 1 and 4) for rows mb.. (up to 16): the rows in
+ * the lanes, their four weight blocks' words gathered per four reduction
+ * positions, one vpdpbusd a column against its broadcast bytes, where a
+ * 16-column tile would spend 16 on mostly empty lanes. Requantized per
+ * lane as pfvm__qv_store2 (the rows' own multipliers and shifts, the
+ * clamp: what its packs saturate to), stored byte by byte. */
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni"))) static void
+pfvm__qv_columns(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb)
+{
+    const pfvm__qi K4 = q->K4, bs = PFVM__QG_MR * 4 * K4, left = q->g->MG - mb;
+    const int rows = (int)(left < 16 ? left : 16), cols = (int)(q->OHW - jb * PFVM__QG_NR), blocks = (rows + 3) / 4;
+    const __mmask16 live = (__mmask16)((1u << rows) - 1);
+    const int8_t *w = q->wv + mb * 4 * K4;
+    const uint8_t *x = q->panels + jb * K4 * 4 * PFVM__QG_NR;
+    const __m512i init = _mm512_maskz_loadu_epi32(live, q->init + mb);
+    __m512i a0 = init, a1 = init, a2 = init, a3 = init, vm, s, v, lo, hi;
+    uint8_t out[16];
+    pfvm__qi kq;
+    int r;
+    for (kq = 0; kq < K4; kq++, x += 4 * PFVM__QG_NR) {
+        const int8_t *wk = w + kq * 4 * PFVM__QG_MR;
+        __m512i wq = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)wk));
+        if (blocks > 1)
+            wq = _mm512_inserti32x4(wq, _mm_loadu_si128((const __m128i *)(const void *)(wk + bs)), 1);
+        if (blocks > 2)
+            wq = _mm512_inserti32x4(wq, _mm_loadu_si128((const __m128i *)(const void *)(wk + 2 * bs)), 2);
+        if (blocks > 3)
+            wq = _mm512_inserti32x4(wq, _mm_loadu_si128((const __m128i *)(const void *)(wk + 3 * bs)), 3);
+        PFVM__QV_COL(0, a0)
+        PFVM__QV_COL(1, a1)
+        PFVM__QV_COL(2, a2)
+        PFVM__QV_COL(3, a3)
+    }
+    vm = _mm512_maskz_loadu_epi32(live, q->mult + mb);
+    s = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(live, q->shift + mb), _mm512_set1_epi32(32)); /* 1 to 30 */
+    lo = _mm512_set1_epi32(q->u8 ? 0 : -128), hi = _mm512_set1_epi32(q->u8 ? 255 : 127);
+    for (r = 0; r < cols; r++) {
+        __m512i a = r == 0 ? a0 : r == 1 ? a1 : r == 2 ? a2 : a3;
+        __m512i pe = _mm512_mul_epi32(a, vm), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(vm, 32));
+        __m512i rnd = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(s, _mm512_set1_epi32(1)));
+        pfvm__qi m;
+        v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+        v = _mm512_add_epi32(_mm512_srav_epi32(_mm512_add_epi32(v, rnd), s), _mm512_set1_epi32(q->zp));
+        _mm_storeu_si128((__m128i *)(void *)out, _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi)));
+        for (m = 0; m < rows; m++)
+            q->y0[(mb + m) * q->OHW + jb * PFVM__QG_NR + r] = out[m];
+    }
+}
+#undef PFVM__QV_COL
+
 /* pfvm__qc_gemm on the VNNI kernels: wv, wsum of this group; rp: room
  * for 3 * Mp int32 (the rows' starting sums, multipliers and shifts).
  * With AVX-512 (pfvm__qv_have512) and requantization in the tile, pairs
@@ -2228,6 +2412,7 @@ static void pfvm__qv_gemm(const pfvm__qc_geom *g, const int8_t *wv, const int32_
     int32_t *init = rp, *mult = rp + g->Mp, *shift = rp + 2 * g->Mp;
     pfvm__qc_out nb = *o;
     pfvm__qv_run q;
+    pfvm__qi full;
     int wide;
     nb.bias = NULL;
     q.fused = 1;
@@ -2244,19 +2429,25 @@ static void pfvm__qv_gemm(const pfvm__qc_geom *g, const int8_t *wv, const int32_
     q.n = n, q.gg = gg, q.zp = o->zp, q.u8 = o->Y->dtype == PFVM_UINT8;
     q.y0 = (uint8_t *)o->Y->data + (n * g->M + gg * g->MG) * q.OHW;
     wide = q.fused && pfvm__qv_have512() && !pfvm__qv_narrow;
-    for (jb = 0; jb < q.npan; jb++) {
+    /* with a last panel of few columns, the tiles stop before it */
+    full = wide && q.OHW - (q.npan - 1) * PFVM__QG_NR <= PFVM__QV_FEW ? q.npan - 1 : q.npan;
+    for (jb = 0; jb < full; jb++) {
         mb = 0;
-        if (wide && jb + 1 < q.npan) {
+        if (wide && jb + 1 < full) {
             for (; mb + PFVM__QG_MR < g->MG; mb += 2 * PFVM__QG_MR)
                 pfvm__qv_tile8(&q, mb, jb);
             for (r = mb; r < g->MG; r += PFVM__QG_MR)
                 pfvm__qv_tile4(&q, r, jb + 1);
-        }
+        } else if (wide) /* an odd panel */
+            for (; mb + 3 * PFVM__QG_MR < g->MG; mb += 4 * PFVM__QG_MR)
+                pfvm__qv_tile16(&q, mb, jb);
         for (; mb < g->MG; mb += PFVM__QG_MR)
             pfvm__qv_tile4(&q, mb, jb);
-        if (wide && jb + 1 < q.npan)
+        if (wide && jb + 1 < full)
             jb++;
     }
+    for (mb = 0; full < q.npan && mb < g->MG; mb += 16)
+        pfvm__qv_columns(&q, mb, full);
 }
 
 /* ---- the VNNI direct convolution: stride 1, no im2col ----------------------------------------- *
@@ -2376,7 +2567,7 @@ static void pfvm__qv_direct_fill(const pfvm__qc_geom *g, const uint8_t *x, uint8
 
 /* The 8x32 tile of the direct path: pfvm__qv_kernel8 with the panels at
  * x + off[kq] (x: the tile's first position in xi), the second block's
- * rows stored only when e10->y[0] (w1 may repeat w0). */
+ * rows stored only when e10->rows > 0 (w1 may repeat w0). */
 #define PFVM__QV_R8(wb, r, a0, a1)                                                                      \
     {                                                                                                   \
         int32_t q;                                                                                      \
@@ -2414,15 +2605,15 @@ pfvm__qv_kernel8d(const int8_t *w0, const int8_t *w1, const uint8_t *x, const in
     }
     PFVM__QV_ST(e00, 0, a00, a10);
     PFVM__QV_ST(e01, 0, a01, a11);
-    if (e00->y[2]) {
+    if (e00->rows > 2) {
         PFVM__QV_ST(e00, 2, a20, a30);
         PFVM__QV_ST(e01, 2, a21, a31);
     }
-    if (!e10->y[0])
+    if (e10->rows <= 0)
         return;
     PFVM__QV_ST(e10, 0, a40, a50);
     PFVM__QV_ST(e11, 0, a41, a51);
-    if (e10->y[2]) {
+    if (e10->rows > 2) {
         PFVM__QV_ST(e10, 2, a60, a70);
         PFVM__QV_ST(e11, 2, a61, a71);
     }
@@ -2436,13 +2627,13 @@ pfvm__qv_kernel8d(const int8_t *w0, const int8_t *w1, const uint8_t *x, const in
  * of yf (rows ys apart): every store 16 bytes. */
 static void pfvm__qv_direct_epi(const pfvm__qv_run *q, uint8_t *yf, pfvm__qi ys, pfvm__qi mb, pfvm__qi j, pfvm__qv_epi *e)
 {
-    pfvm__qi c;
+    pfvm__qi rows = q->g->MG - mb;
     e->zp = q->zp;
     e->u8 = q->u8;
     e->cols = PFVM__QG_NR;
+    e->rows = (int)(rows < 0 ? 0 : rows < PFVM__QG_MR ? rows : PFVM__QG_MR);
     e->mult = q->mult + mb, e->shift = q->shift + mb;
-    for (c = 0; c < PFVM__QG_MR; c++)
-        e->y[c] = mb + c < q->g->MG ? yf + (mb + c) * ys + j : NULL;
+    e->y = yf + mb * ys + j, e->ys = ys;
 }
 
 /* One tile of the direct path: rows mb.. (8, or 4 and a repeat), flat
@@ -3052,20 +3243,30 @@ static void pfvm__qd_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const 
  * vpermb indices and, per channel, the requantization. */
 typedef struct pfvm__qd_run {
     pfvm__qi OH, OW, KH, G, sw, rs, ks; /* rs, ks: plane bytes between output rows, kernel rows */
-    int V;                              /* vectors of 16 columns per step (1 to 4) */
-    uint8_t idx[PFVM__QD_GROUPS][64];   /* tap group q, lane i, byte j: s*i + (4q + j)*dw (a missing tap: any) */
+    pfvm__qi R;                         /* output rows per vector (up to 16 / OW), or 0: 16 columns a vector */
+    int V;                              /* vectors per step (1 to 4) */
+    uint8_t idx[PFVM__QD_GROUPS][64];   /* tap group q, lane i, byte j: (i / OW) rs + (i % OW) s + (4q + j) dw
+                                         * with R rows a vector, s i + (4q + j) dw with columns (a missing tap: any) */
+    uint8_t out[64];                    /* byte b of a step's output: its byte in the packed vectors */
     uint8_t *y;                         /* the channel's first output, or NULL: its sums into acc */
     int32_t mult, s, zp, u8;
 } pfvm__qd_run;
 
 #define PFVM__QD_TARGET __attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi")))
 
-/* The window sums of 16 columns from p (the plane at their first window). */
+/* The geometry pfvm__qd_sum reads, in locals: the output's byte stores
+ * would make the compiler reload r's fields in every step. */
+typedef struct pfvm__qd_taps {
+    pfvm__qi KH, G, ks;
+    int three; /* one tap group, 3 kernel rows: written out */
+} pfvm__qd_taps;
+
+/* The window sums of 16 lanes from p (the plane at their first window). */
 PFVM__QD_TARGET __attribute__((always_inline)) static inline __m512i
-pfvm__qd_sum(const pfvm__qd_run *r, const uint8_t *p, const __m512i *idx, const int32_t *w, __m512i a)
+pfvm__qd_sum(const pfvm__qd_taps *r, const uint8_t *p, const __m512i *idx, const int32_t *w, __m512i a)
 {
     pfvm__qi kh, q;
-    if (r->G == 1 && r->KH == 3) { /* 3x3 and the like: written out */
+    if (r->three) { /* 3x3 and the like */
         const __m512i r0 = _mm512_loadu_si512((const void *)p), r1 = _mm512_loadu_si512((const void *)(p + r->ks));
         const __m512i r2 = _mm512_loadu_si512((const void *)(p + 2 * r->ks));
         a = _mm512_dpbusd_epi32(a, _mm512_permutexvar_epi8(idx[0], r0), _mm512_set1_epi32(w[0]));
@@ -3089,6 +3290,57 @@ PFVM__QD_TARGET __attribute__((always_inline)) static inline __m512i pfvm__qd_re
     return _mm512_add_epi32(_mm512_sra_epi32(_mm512_add_epi32(v, rnd), cnt), zp);
 }
 
+/* The requantized bytes of the V vectors of a step (v), packed with
+ * saturation (the clamp: the type's whole range) and put in output order
+ * (r->out: 4 lanes per 128-bit lane and vector after the packs). */
+PFVM__QD_TARGET __attribute__((always_inline)) static inline __m512i
+pfvm__qd_pack(const __m512i *v, __m512i vm, __m512i rnd, __m128i cnt, __m512i zp, __m512i out, int u8, const int V)
+{
+    __m512i a0 = pfvm__qd_requant(v[0], vm, rnd, cnt, zp);
+    __m512i a1 = V > 1 ? pfvm__qd_requant(v[1], vm, rnd, cnt, zp) : a0;
+    __m512i a2 = V > 2 ? pfvm__qd_requant(v[2], vm, rnd, cnt, zp) : a0;
+    __m512i a3 = V > 3 ? pfvm__qd_requant(v[3], vm, rnd, cnt, zp) : a0;
+    __m512i p01 = _mm512_packs_epi32(a0, a1), p23 = _mm512_packs_epi32(a2, a3); /* per 128-bit lane */
+    return _mm512_permutexvar_epi8(out, u8 ? _mm512_packus_epi16(p01, p23) : _mm512_packs_epi16(p01, p23));
+}
+
+/* pfvm__qd_rows for planes of at most 16 columns: each vector R whole
+ * output rows (lane i: row i / OW, column i % OW), a step V vectors of R
+ * rows, stored as one run of up to 64 bytes (the rows are adjacent in the
+ * output). */
+PFVM__QD_TARGET __attribute__((always_inline)) static inline void
+pfvm__qd_rowsets(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t init, int32_t *acc, const int V)
+{
+    __m512i idx[PFVM__QD_GROUPS], v[4];
+    const __m512i vinit = _mm512_set1_epi32(init), vm = _mm512_set1_epi32(r->mult);
+    const __m512i rnd = _mm512_set1_epi32(r->y ? (int32_t)1 << (r->s - 1) : 0), zp = _mm512_set1_epi32(r->zp);
+    const __m512i out = _mm512_loadu_si512((const void *)r->out);
+    const __m128i cnt = _mm_cvtsi32_si128(r->s);
+    const pfvm__qi OH = r->OH, OW = r->OW, R = r->R, rs = r->rs, rows = V * R;
+    const int u8 = r->u8;
+    uint8_t *y = r->y;
+    pfvm__qi q, oh;
+    int j;
+    pfvm__qd_taps tp;
+    tp.KH = r->KH, tp.G = r->G, tp.ks = r->ks, tp.three = r->G == 1 && r->KH == 3;
+    for (q = 0; q < r->G; q++)
+        idx[q] = _mm512_loadu_si512((const void *)r->idx[q]);
+    for (oh = 0; oh < OH; oh += rows) {
+        pfvm__qi left = OH - oh, n = (left < rows ? left : rows) * OW;
+        for (j = 0; j < V; j++)
+            v[j] = j * R < left ? pfvm__qd_sum(&tp, P + (oh + j * R) * rs, idx, w, vinit) : vinit;
+        if (!y) {
+            for (j = 0; j < V && j * R < left; j++) {
+                pfvm__qi m = (left - j * R < R ? left - j * R : R) * OW;
+                _mm512_mask_storeu_epi32(acc + (oh + j * R) * OW, (__mmask16)((1u << m) - 1), v[j]);
+            }
+            continue;
+        }
+        _mm512_mask_storeu_epi8(y + oh * OW, n == 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1,
+                                pfvm__qd_pack(v, vm, rnd, cnt, zp, out, u8, V));
+    }
+}
+
 /* One channel's sums, V vectors of 16 columns per step (a constant in
  * each copy: the vectors stay in registers): P the padded u8 plane (up
  * to 63 bytes past its end are read: the work buffer's slack; a vector
@@ -3102,20 +3354,22 @@ pfvm__qd_rows(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t
     __m512i idx[PFVM__QD_GROUPS], v[4];
     const __m512i vinit = _mm512_set1_epi32(init), vm = _mm512_set1_epi32(r->mult);
     const __m512i rnd = _mm512_set1_epi32(r->y ? (int32_t)1 << (r->s - 1) : 0), zp = _mm512_set1_epi32(r->zp);
-    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i out = _mm512_loadu_si512((const void *)r->out);
     const __m128i cnt = _mm_cvtsi32_si128(r->s);
     const pfvm__qi OH = r->OH, OW = r->OW, sw = r->sw, rs = r->rs, step = 16 * V;
     const int u8 = r->u8;
     uint8_t *y = r->y;
     pfvm__qi q, oh, ow;
     int j;
+    pfvm__qd_taps tp;
+    tp.KH = r->KH, tp.G = r->G, tp.ks = r->ks, tp.three = r->G == 1 && r->KH == 3;
     for (q = 0; q < r->G; q++)
         idx[q] = _mm512_loadu_si512((const void *)r->idx[q]);
     for (oh = 0; oh < OH; oh++, P += rs) {
         for (ow = 0; ow < OW; ow += step) {
             pfvm__qi n = OW - ow < step ? OW - ow : step;
             for (j = 0; j < V; j++)
-                v[j] = 16 * j < n ? pfvm__qd_sum(r, P + (ow + 16 * j) * sw, idx, w, vinit) : vinit;
+                v[j] = 16 * j < n ? pfvm__qd_sum(&tp, P + (ow + 16 * j) * sw, idx, w, vinit) : vinit;
             if (!y) {
                 for (j = 0; j < V && 16 * j < n; j++)
                     _mm512_mask_storeu_epi32(acc + oh * OW + ow + 16 * j,
@@ -3123,16 +3377,8 @@ pfvm__qd_rows(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t
                                              v[j]);
                 continue;
             }
-            {
-                __m512i a0 = pfvm__qd_requant(v[0], vm, rnd, cnt, zp);
-                __m512i a1 = V > 1 ? pfvm__qd_requant(v[1], vm, rnd, cnt, zp) : a0;
-                __m512i a2 = V > 2 ? pfvm__qd_requant(v[2], vm, rnd, cnt, zp) : a0;
-                __m512i a3 = V > 3 ? pfvm__qd_requant(v[3], vm, rnd, cnt, zp) : a0;
-                __m512i p01 = _mm512_packs_epi32(a0, a1), p23 = _mm512_packs_epi32(a2, a3); /* per 128-bit lane */
-                __m512i p8 = u8 ? _mm512_packus_epi16(p01, p23) : _mm512_packs_epi16(p01, p23);
-                __mmask64 keep = n == 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
-                _mm512_mask_storeu_epi8(y + oh * OW + ow, keep, _mm512_permutexvar_epi32(order, p8));
-            }
+            _mm512_mask_storeu_epi8(y + oh * OW + ow, n == 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1,
+                                    pfvm__qd_pack(v, vm, rnd, cnt, zp, out, u8, V));
         }
     }
 }
@@ -3140,6 +3386,22 @@ pfvm__qd_rows(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t
 PFVM__QD_TARGET static void pfvm__qd_plane(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t init,
                                            int32_t *acc)
 {
+    if (r->R) {
+        switch (r->V) {
+        case 1:
+            pfvm__qd_rowsets(r, P, w, init, acc, 1);
+            break;
+        case 2:
+            pfvm__qd_rowsets(r, P, w, init, acc, 2);
+            break;
+        case 3:
+            pfvm__qd_rowsets(r, P, w, init, acc, 3);
+            break;
+        default:
+            pfvm__qd_rowsets(r, P, w, init, acc, 4);
+        }
+        return;
+    }
     switch (r->V) {
     case 1:
         pfvm__qd_rows(r, P, w, init, acc, 1);
@@ -3157,12 +3419,18 @@ PFVM__QD_TARGET static void pfvm__qd_plane(const pfvm__qd_run *r, const uint8_t 
 
 /* The u8 padded plane of channel plane (its first element) of X; the
  * padding, written once per node by the caller, is left alone. */
-static void pfvm__qd_fill(const pfvm__qc_geom *g, const uint8_t *x, uint8_t *P, pfvm__qi PH, pfvm__qi PW)
+PFVM__QD_TARGET static void pfvm__qd_fill(const pfvm__qc_geom *g, const uint8_t *x, uint8_t *P, pfvm__qi PH, pfvm__qi PW)
 {
     pfvm__qi y0 = g->pt < 0 ? -g->pt : 0, y1 = PH - g->pt < g->H ? PH - g->pt : g->H;
     pfvm__qi w1 = PW - g->pl < g->W ? PW - g->pl : g->W, y;
     if (w1 <= 0)
         return;
+    if (w1 <= 64) { /* narrow rows: one masked move each, not a library call */
+        const __mmask64 m = w1 == 64 ? ~(__mmask64)0 : ((__mmask64)1 << w1) - 1;
+        for (y = y0; y < y1; y++)
+            _mm512_mask_storeu_epi8(P + (y + g->pt) * PW + g->pl, m, _mm512_maskz_loadu_epi8(m, x + y * g->W));
+        return;
+    }
     for (y = y0; y < y1; y++)
         memcpy(P + (y + g->pt) * PW + g->pl, x + y * g->W, (size_t)w1);
 }
@@ -3178,11 +3446,29 @@ static void pfvm__qd_depthwise(const pfvm__qc_geom *g, const pfvm_tensor *X, int
     r.OH = g->OH, r.OW = g->OW, r.KH = g->KH, r.G = G, r.sw = g->sw, r.rs = g->sh * PW, r.ks = g->dh * PW;
     r.V = g->OW > 48 ? 4 : (int)((g->OW + 15) / 16);
     r.zp = o->zp, r.u8 = o->Y->dtype == PFVM_UINT8;
+    /* planes of at most 16 columns: as many whole rows a vector as fit its
+     * 16 lanes and one load's 64 bytes, 4 vectors a step (14 columns: 56
+     * bytes a store, where a step of columns stores 14) */
+    r.R = g->OW <= 16 && g->OH > 1 ? 16 / g->OW : 0; /* 0: steps of columns */
+    while (r.R > 1 && (r.R - 1) * r.rs + (g->OW - 1) * g->sw + (g->KW - 1) * g->dw > 63)
+        r.R--;
+    if (r.R) {
+        pfvm__qi vecs = (g->OH + r.R - 1) / r.R;
+        r.V = vecs > 4 ? 4 : (int)vecs;
+    }
     for (q = 0; q < G; q++)
         for (t = 0; t < 64; t++) {
-            pfvm__qi tap = 4 * q + t % 4;
-            r.idx[q][t] = (uint8_t)(t / 4 * g->sw + (tap < g->KW ? tap : 4 * q) * g->dw);
+            pfvm__qi tap = 4 * q + t % 4, i = t / 4, at = (tap < g->KW ? tap : 4 * q) * g->dw;
+            if (!r.R)
+                at += i * g->sw;
+            else if (i < r.R * g->OW)
+                at += i / g->OW * r.rs + i % g->OW * g->sw;
+            r.idx[q][t] = (uint8_t)at;
         }
+    for (t = 0; t < 64; t++) { /* lane i of vector j: byte 16 (i / 4) + 4 j + i % 4 after the packs */
+        pfvm__qi per = r.R ? r.R * g->OW : 16, j = t / per, i = t % per;
+        r.out[t] = (uint8_t)(j < r.V ? 16 * (i / 4) + 4 * j + i % 4 : 0);
+    }
     memset(P, (uint8_t)xz, (size_t)(PH * PW));
     for (c = 0; c < g->C; c++) {
         int32_t w[PFVM__QD_TAPS];
@@ -3230,8 +3516,9 @@ static int pfvm__qc_scales_ok(const pfvm_tensor *s)
 }
 
 /* The constants of the fast path (weights, scales, zero points) are ones
- * it takes. */
-static int pfvm__qc_consts_ok(const pfvm_kctx *k)
+ * it takes. ws_checked: the weight scales are the ones bind checked (the
+ * per-channel scan skipped on every run). */
+static int pfvm__qc_consts_ok(const pfvm_kctx *k, int ws_checked)
 {
     const pfvm_tensor *xs = k->in[1], *xz = k->in[2], *W = k->in[3], *ws = k->in[4], *wz = k->in[5];
     const pfvm_tensor *ys = k->in[6], *yz = k->in[7], *B = k->n_in > 8 ? k->in[8] : NULL;
@@ -3243,7 +3530,7 @@ static int pfvm__qc_consts_ok(const pfvm_kctx *k)
         return 0;
     nws = pfvm_tensor_numel(ws);
     return (nws == 1 || nws == W->dims[0]) && pfvm_tensor_numel(wz) == nws && (!B || pfvm_tensor_numel(B) == W->dims[0]) &&
-           pfvm__qc_scales_ok(xs) && pfvm__qc_scales_ok(ws) && pfvm__qc_scales_ok(ys);
+           pfvm__qc_scales_ok(xs) && (ws_checked || pfvm__qc_scales_ok(ws)) && pfvm__qc_scales_ok(ys);
 }
 
 /* Packed weights and requantization multipliers: made at bind
@@ -3323,7 +3610,7 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
     char *p;
     int direct = 0;
     if (k->n_in < 8 || !consts[1] || !consts[3] || !consts[4] || !consts[5] || !consts[6] || !k->in[1]->data ||
-        !W->data || !k->in[4]->data || !k->in[5]->data || !k->in[6]->data || !pfvm__qc_consts_ok(k))
+        !W->data || !k->in[4]->data || !k->in[5]->data || !k->in[6]->data || !pfvm__qc_consts_ok(k, 0))
         return PFVM_OK; /* not constants, or not the fast path: nothing to keep */
     /* an input large enough for any window: only the weights' part of g counts */
     xd[0] = 1, xd[1] = W->dims[1] * pfvm_node_attr_int(k->node, "group", 1), xd[2] = xd[3] = (int64_t)1 << 20;
@@ -3387,6 +3674,7 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     int16_t *buf;
     size_t need, nwp;
     char *scratch;
+    int ws_checked = 0;
 #ifdef PFVM__QV
     int vnni, direct = 0;
     pfvm__qi npan, K4;
@@ -3395,7 +3683,13 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
     const int32_t *wsum = NULL;
 #endif
     *rc = PFVM_OK;
-    if (!pfvm__q_is8(X) || !pfvm__q_is8(k->out[0]) || !pfvm__qc_consts_ok(k) || !pfvm__qc_geometry(k, &g))
+    /* a state made at bind: its weight scales passed pfvm__qc_scales_ok there
+     * (x86 only: the Cortex-M builds keep their instruction counts) */
+    s = (const pfvm__qc_state *)k->state;
+#ifdef PFVM__QV
+    ws_checked = s && k->in[4] && s->ws == k->in[4]->data;
+#endif
+    if (!pfvm__q_is8(X) || !pfvm__q_is8(k->out[0]) || !pfvm__qc_consts_ok(k, ws_checked) || !pfvm__qc_geometry(k, &g))
         return 0;
     s = pfvm__qc_state_of(k, &g);
     nwp = (size_t)(g.group * g.Mp * 2 * g.K2);
