@@ -854,6 +854,51 @@ static void build_epilogue(tb *b, const void *arg)
         tb_out(b, tb_op(b, "Relu", t, NULL, NULL));
         break;
     }
+    case 13: /* Conv (1x1, bias, packed at bind) + residual + Relu: the GEMM's tiles add the residual as they store */
+    case 14: { /* Conv (3x3, odd sizes) + residual, operands swapped, no clamp */
+        pfvm_node *conv;
+        pfvm_value *skip;
+        x = tb_in(b, "x", PFVM_FLOAT, which == 13 ? "2,8,24,24" : "2,5,13,11");
+        w = tb_in(b, "w", PFVM_FLOAT, which == 13 ? "16,8,1,1" : "6,5,3,3");
+        skip = tb_in(b, "skip", PFVM_FLOAT, which == 13 ? "2,16,24,24" : "2,6,13,11");
+        in[0] = x;
+        in[1] = w;
+        in[2] = tb_in(b, "bias", PFVM_FLOAT, which == 13 ? "16" : "6");
+        conv = tb_node(b, "Conv", in, 3, &t);
+        if (which == 14)
+            pfvm_node_set_attr_ints(conv, "pads", (const int64_t[]){1, 1, 1, 1}, 4, &b->st);
+        t = which == 13 ? tb_op(b, "Add", t, skip, NULL) : tb_op(b, "Add", skip, t, NULL);
+        tb_out(b, which == 13 ? tb_op(b, "Relu", t, NULL, NULL) : t);
+        break;
+    }
+    case 15: { /* depthwise Conv + its own input + Clip: the residual in a pass after the planes */
+        pfvm_node *conv;
+        x = tb_in(b, "x", PFVM_FLOAT, "2,7,19,37");
+        w = tb_in(b, "w", PFVM_FLOAT, "7,1,3,3");
+        in[0] = x;
+        in[1] = w;
+        conv = tb_node(b, "Conv", in, 2, &t);
+        pfvm_node_set_attr_int(conv, "group", 7, &b->st);
+        pfvm_node_set_attr_ints(conv, "pads", (const int64_t[]){1, 1, 1, 1}, 4, &b->st);
+        in[0] = tb_op(b, "Add", t, x, NULL);
+        in[1] = tb_scalar(b, 0.0f);
+        in[2] = tb_scalar(b, 0.5f);
+        tb_node(b, "Clip", in, 3, &t);
+        tb_out(b, t);
+        break;
+    }
+    case 16: { /* the residual an intermediate that dies in the group: its storage may be the output's */
+        pfvm_value *y = tb_in(b, "y", PFVM_FLOAT, "2,8,24,24"), *s;
+        x = tb_in(b, "x", PFVM_FLOAT, "2,8,24,24");
+        w = tb_in(b, "w", PFVM_FLOAT, "8,8,1,1");
+        in[0] = y;
+        in[1] = w;
+        tb_node(b, "Conv", in, 2, &s);
+        in[0] = x;
+        tb_node(b, "Conv", in, 2, &t);
+        tb_out(b, tb_op(b, "Relu", tb_op(b, "Add", t, s, NULL), NULL, NULL));
+        break;
+    }
     case 3: /* MatMul read twice inside and once outside: stays apart */
         x = tb_in(b, "x", PFVM_FLOAT, "5,6");
         w = tb_in(b, "w", PFVM_FLOAT, "6,7");
@@ -866,9 +911,9 @@ static void build_epilogue(tb *b, const void *arg)
 
 static void test_epilogue(void)
 {
-    int i, expect_nodes[13] = {1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 2};
+    int i, expect_nodes[17] = {1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 2};
     int64_t bind[2] = {33, 33};
-    for (i = 0; i < 13; i++) {
+    for (i = 0; i < 17; i++) {
         char what[32];
         int g;
         tb b;
