@@ -25343,6 +25343,15 @@ static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int6
         for (i = 0; i < mc; i += kn->mr) {
             int64_t mr = mc - i < kn->mr ? mc - i : kn->mr;
             const float *bias = !ep || !ep->init ? NULL : ep->bias ? ep->bias + i : pfvm__la_zero_bias;
+#if defined(PFVM__STORE_RESIDUAL) && defined(__GNUC__)
+            if (res) { /* the tile's residual rows (far apart, one per output channel) fetched while it computes */
+                int64_t r;
+                for (r = 0; r < mr; r++) {
+                    __builtin_prefetch(res + (i + r) * ldc + j);
+                    __builtin_prefetch(res + (i + r) * ldc + j + nr - 1);
+                }
+            }
+#endif
             if (mr == kn->mr && nr == kn->nr)
                 pfvm__la_chunks(kn->fn, kn->mr, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha,
                                 bias, cl);
