@@ -2967,10 +2967,20 @@ typedef struct pfvm__kctx_services {
      * copy of the executor's services, for a head whose operator has
      * PFVM__OP_STORE_CLAMP and whose group is only that clamp or Relu */
     const float *clamp;
+    /* NULL, or a float tensor of the output's shape that the kernel adds
+     * to its result before the clamp (an Add of a residual connection,
+     * then the clamp, as the fused-loop engine would run them after the
+     * head); it does not overlap the output. Set like clamp, for a head
+     * whose operator has PFVM__OP_STORE_RESIDUAL, in PFVM__STORE_RESIDUAL
+     * builds (src/ops/fused.h). */
+    const float *residual;
 } pfvm__kctx_services;
 /* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
  * pfvm__kctx_services.clamp (Conv) */
 #define PFVM__OP_STORE_CLAMP 0x40000000u
+/* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
+ * pfvm__kctx_services.residual (Conv) */
+#define PFVM__OP_STORE_RESIDUAL 0x20000000u
 /* PFVM__STORE_CLAMP (the builds whose Conv honors the clamp) is defined in
  * src/ops/fused.h, after PFVM_DISPATCH_CLONES that it reads. */
 /* Runs subgraph g of the running node with the given inputs (g's formal
@@ -3495,6 +3505,15 @@ PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *use
 #define PFVM__STORE_CLAMP 1
 #endif
 
+/* Builds whose Conv honors pfvm__kctx_services.residual (the GEMM's tiles
+ * add it as they store, see pfvm_la_epi): 64-bit hosts (x86-64, aarch64),
+ * where the separate pass of a residual Add over the Conv's output costs
+ * as much as a tenth of a network; not microcontrollers (their flash). */
+#if (defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(PFVM_STORE_RESIDUAL)) && \
+    !defined(PFVM_NO_FUSION)
+#define PFVM__STORE_RESIDUAL 1
+#endif
+
 /* Where the dispatch is, kernels may also come hand-written for AVX-512
  * (target("avx512f") functions picked at run time with
  * pfvm__have_avx512): the fused loop's chain kernel, and float32 sigmoid.
@@ -3718,6 +3737,13 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed_mt(pfvm_kctx *k, int64_t m, int64_t n, i
  * has no clamp passes (nothing sets cl there): cl is ignored. */
 typedef struct pfvm_la_epi {
     const float *bias, *cl;
+    /* NULL, or a tensor added to the result before the clamp (a residual
+     * connection: C = clamp(alpha * A * B + bias[i] + res[i * ldc + j])),
+     * laid out as C (rows ldc apart) and not overlapping it. Builds with
+     * PFVM__STORE_RESIDUAL (src/ops/fused.h) only: ignored elsewhere. The
+     * bits are those of the product's epilogue, then an Add, then the
+     * clamp. */
+    const float *res;
 } pfvm_la_epi;
 /* pfvm_la_sgemm_mt (apacked NULL) or pfvm_la_sgemm_packed_mt (A packed by
  * pfvm_la_pack_a_all; a, as_m, as_k unused) with the epilogue e. */
@@ -17210,28 +17236,38 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
     float xa[PFVM_FUSE_BLOCK], xb[PFVM_FUSE_BLOCK], y[PFVM_FUSE_BLOCK];
     const float *src[2];
     int64_t e0, e, n;
+    /* a first operand of one value (sa 0: Mul(scale, x) of a
+     * squeeze-excite) fills its block once, as the second does */
+    int in_place = (sa == 1 || sa == 0) && (n_in < 2 || sb == 0 || sb == 1) && osize == sizeof(float) &&
+                   (sa == 0 || (float *)o != a) && (n_in < 2 || sb == 0 || (float *)o != b);
     src[0] = xa;
     src[1] = xb;
-    if (n_in > 1 && sb == 0 && zc)
+    if (sa == 0)
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+            xa[e] = a[0];
+    if (n_in > 1 && sb == 0 && zc) {
         z = zc; /* the same values, without reading a block of copies */
-    if (n_in < 2 || sb == 0)
+        xb[0] = b[0]; /* all zc reads: no block to fill (a broadcast row calls this once per row) */
+    } else if (n_in < 2 || sb == 0)
         for (e = 0; e < PFVM_FUSE_BLOCK; e++)
             xb[e] = n_in < 2 ? 0.0f : b[0];
     for (e0 = 0; e0 < len; e0 += n) {
         n = len - e0 < PFVM_FUSE_BLOCK ? len - e0 : PFVM_FUSE_BLOCK;
         /* a full block of contiguous operands and a float32 output that is
-         * not one of them: read and written in place */
-        if (n == PFVM_FUSE_BLOCK && sa == 1 && (n_in < 2 || sb == 0 || sb == 1) && osize == sizeof(float) &&
-            (float *)o != a && (n_in < 2 || sb == 0 || (float *)o != b)) {
+         * not one of them: read and written in place; the last part of a
+         * span longer than a block too, as the block ending with the span
+         * (the elements it repeats get the same values again) */
+        if (in_place && (n == PFVM_FUSE_BLOCK || len >= PFVM_FUSE_BLOCK)) {
             const float *d[2];
-            d[0] = a + e0;
-            d[1] = n_in > 1 && sb == 1 ? b + e0 : xb;
-            z((float *)o + e0, d, p);
+            int64_t at = n == PFVM_FUSE_BLOCK ? e0 : len - PFVM_FUSE_BLOCK;
+            d[0] = sa ? a + at : xa;
+            d[1] = n_in > 1 && sb == 1 ? b + at : xb;
+            z((float *)o + at, d, p);
             continue;
         }
         if (sa == 1)
             memcpy(xa, a + e0, sizeof(float) * (size_t)n);
-        else
+        else if (sa != 0)
             for (e = 0; e < n; e++)
                 xa[e] = a[(e0 + e) * sa];
         if (n_in > 1 && sb != 0) {
@@ -17241,8 +17277,9 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
                 for (e = 0; e < n; e++)
                     xb[e] = b[(e0 + e) * sb];
         }
-        for (e = n; e < PFVM_FUSE_BLOCK; e++) { /* defined values in the unused lanes */
-            xa[e] = 0.0f;
+        for (e = n; e < PFVM_FUSE_BLOCK && (sa != 0 || (n_in > 1 && sb != 0)); e++) { /* defined values in the unused lanes */
+            if (sa != 0)
+                xa[e] = 0.0f;
             if (n_in > 1 && sb != 0)
                 xb[e] = 0.0f;
         }
@@ -22206,36 +22243,34 @@ static int pfvm__fz_head_reads(const pfvm__fz_prog *p, int j)
     return 0;
 }
 
-/* Is everything after the head a clamp of its result into the one output
- * it writes (Conv + Clip with bounds of one value each): a MAX micro-op,
- * a MIN micro-op or MAX then MIN, each on the result before it and a
- * one-value input that is not NaN, or one RELU micro-op? Then lohi gets
- * the bounds (-inf, inf for a missing one) and the form (lohi[2], as
- * pfvm__kctx_services.clamp) and the head can clamp as it stores. Builds
- * with PFVM__STORE_CLAMP only (src/ops/fused.h). */
-static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float *lohi)
+/* Are the instructions from i0 a clamp of register src into the one
+ * output (Conv + Clip with bounds of one value each): a MAX micro-op, a
+ * MIN micro-op or MAX then MIN, each on the result before it and a
+ * one-value input that is not NaN, or one RELU micro-op, or nothing (src
+ * is the output)? Then lohi gets the bounds (-inf, inf for a missing one)
+ * and the form (lohi[2], as pfvm__kctx_services.clamp), and *clamped
+ * whether there is a clamp. */
+#if defined(PFVM__STORE_CLAMP) || defined(PFVM__STORE_RESIDUAL)
+static int pfvm__fz_clamp_from(const pfvm__fz_prog *p, const pfvm_kctx *k, int i0, int src, float *lohi, int *clamped)
 {
-#ifdef PFVM__STORE_CLAMP
-    int i, j, src, n = (int)stbds_arrlen(p->ins);
-    if (!p->head || !p->head->op || !(p->head->op->flags & PFVM__OP_STORE_CLAMP) || p->tail ||
-        stbds_arrlen(p->sinks) || p->n_out != 1 || n < 1 || n > 2 || !k->services || p->n_ld <= p->n_in ||
-        !k->out[0] || k->out[0]->data != p->head_buf.data || k->out[0]->dtype != PFVM_FLOAT)
-        return 0;
+    int i, j, n = (int)stbds_arrlen(p->ins);
     lohi[0] = -INFINITY;
     lohi[1] = INFINITY;
     lohi[2] = 0.0f;
-    src = p->in_reg[p->n_in];
-    if (n == 1 && p->ins[0].uop == PFVM_FUSE_U_RELU && p->ins[0].n_src == 1 && p->ins[0].s[0] == src) {
+    *clamped = n > i0;
+    if (n - i0 > 2)
+        return 0;
+    if (n - i0 == 1 && p->ins[i0].uop == PFVM_FUSE_U_RELU && p->ins[i0].n_src == 1 && p->ins[i0].s[0] == src) {
         lohi[0] = 0.0f; /* Relu (Conv + Relu): Relu's form, NaN and -0 become +0 */
         lohi[2] = 1.0f;
-        return p->ins[0].d == p->out_reg[0];
+        return p->ins[i0].d == p->out_reg[0];
     }
-    for (i = 0; i < n; i++) {
+    for (i = i0; i < n; i++) {
         const pfvm__fz_ins *in = &p->ins[i];
         const pfvm_tensor *b = NULL;
         float v;
         if ((in->uop != PFVM_FUSE_U_MAX && in->uop != PFVM_FUSE_U_MIN) || in->n_src != 2 || in->s[0] != src ||
-            (i == 1 && (p->ins[0].uop != PFVM_FUSE_U_MAX || in->uop != PFVM_FUSE_U_MIN)))
+            (i == i0 + 1 && (p->ins[i0].uop != PFVM_FUSE_U_MAX || in->uop != PFVM_FUSE_U_MIN)))
             return 0;
         for (j = 0; j < p->n_in; j++)
             if (p->in_reg[j] == in->s[1])
@@ -22249,6 +22284,29 @@ static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float
         src = in->d;
     }
     return src == p->out_reg[0];
+}
+
+/* The checks both store epilogues share: a head with the operator flag
+ * `flag` whose result is the group's one float output, n instructions
+ * after it (at least one). */
+static int pfvm__fz_head_stores(const pfvm__fz_prog *p, const pfvm_kctx *k, unsigned flag, int n)
+{
+    return p->head && p->head->op && (p->head->op->flags & flag) && !p->tail && !stbds_arrlen(p->sinks) &&
+           p->n_out == 1 && n >= 1 && k->services && p->n_ld > p->n_in && k->out[0] &&
+           k->out[0]->data == p->head_buf.data && k->out[0]->dtype == PFVM_FLOAT;
+}
+#endif
+
+/* Is everything after the head a clamp of its result into the one output
+ * it writes (pfvm__fz_clamp_from)? Then the head can clamp as it stores.
+ * Builds with PFVM__STORE_CLAMP only (src/ops/fused.h). */
+static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float *lohi)
+{
+#ifdef PFVM__STORE_CLAMP
+    int clamped;
+    if (!pfvm__fz_head_stores(p, k, PFVM__OP_STORE_CLAMP, (int)stbds_arrlen(p->ins)))
+        return 0;
+    return pfvm__fz_clamp_from(p, k, 0, p->in_reg[p->n_in], lohi, &clamped) && clamped;
 #else
     (void)p;
     (void)k;
@@ -22257,9 +22315,55 @@ static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float
 #endif
 }
 
+/* Is everything after the head an Add of a group input of the output's
+ * shape (a residual connection: ADD micro-op on the head's result and
+ * that input, either order), then nothing or a clamp (pfvm__fz_clamp_from)?
+ * Then *res is that input's data, which the head adds as it stores,
+ * lohi the clamp and *clamped whether there is one. The input must not
+ * overlap the output (the head's stores would overwrite entries it has
+ * yet to add). Builds with PFVM__STORE_RESIDUAL only. */
+static int pfvm__fz_head_residual(const pfvm__fz_prog *p, const pfvm_kctx *k, float *lohi, int *clamped,
+                                  const float **res)
+{
+#ifdef PFVM__STORE_RESIDUAL
+    const pfvm__fz_ins *add = p->ins;
+    const pfvm_tensor *o = k->out[0], *r = NULL;
+    int j, hr, other;
+    if (!pfvm__fz_head_stores(p, k, PFVM__OP_STORE_RESIDUAL, (int)stbds_arrlen(p->ins)) ||
+        add->uop != PFVM_FUSE_U_ADD || add->n_src != 2)
+        return 0;
+    hr = p->in_reg[p->n_in];
+    if (add->s[0] != hr && add->s[1] != hr)
+        return 0;
+    other = add->s[0] == hr ? add->s[1] : add->s[0];
+    if (other == hr)
+        return 0; /* the head's result added to itself */
+    for (j = 0; j < p->n_in; j++)
+        if (p->in_reg[j] >= 0 && p->in_reg[j] == other)
+            r = k->in[j];
+    if (!r || r->kind != PFVM_KIND_TENSOR || r->dtype != PFVM_FLOAT || !r->data || r->rank != o->rank ||
+        (o->rank && memcmp(r->dims, o->dims, sizeof(int64_t) * (size_t)o->rank)) || r->nbytes < o->nbytes ||
+        ((const char *)r->data < (const char *)o->data + o->nbytes &&
+         (const char *)o->data < (const char *)r->data + o->nbytes))
+        return 0;
+    if (!pfvm__fz_clamp_from(p, k, 1, add->d, lohi, clamped))
+        return 0;
+    *res = (const float *)r->data;
+    return 1;
+#else
+    (void)p;
+    (void)k;
+    (void)lohi;
+    (void)clamped;
+    (void)res;
+    return 0;
+#endif
+}
+
 /* Runs the head's own kernel into head_buf (an output's storage); clamp:
- * NULL, or the bounds it clamps to as it stores (pfvm__fz_head_clamp). */
-static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *clamp)
+ * NULL, or the bounds it clamps to as it stores (pfvm__fz_head_clamp);
+ * res: NULL, or the residual it adds before (pfvm__fz_head_residual). */
+static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *clamp, const float *res)
 {
     const pfvm_tensor *in[16];
     pfvm_tensor *out[1];
@@ -22280,9 +22384,10 @@ static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *
     kk.st = k->st;
     kk.exec = k->exec;
     kk.services = k->services;
-    if (clamp && k->services) {
+    if ((clamp || res) && k->services) {
         sv = *k->services;
         sv.clamp = clamp;
+        sv.residual = res;
         kk.services = &sv;
     }
     kk.max_total_bytes = k->max_total_bytes;
@@ -22445,10 +22550,16 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output too large");
     if (p->head) {
         float lohi[3];
-        int clamp = pfvm__fz_head_clamp(p, k, lohi);
-        pfvm_code rc = pfvm__fz_run_head(p, k, clamp ? lohi : NULL);
-        if (rc || clamp)
-            return rc; /* clamped: nothing left to run */
+        const float *res = NULL;
+        int clamped = 0, stored = pfvm__fz_head_clamp(p, k, lohi);
+        pfvm_code rc;
+        if (stored)
+            clamped = 1;
+        else
+            stored = pfvm__fz_head_residual(p, k, lohi, &clamped, &res);
+        rc = pfvm__fz_run_head(p, k, clamped ? lohi : NULL, res);
+        if (rc || stored)
+            return rc; /* clamped, or the residual added (and clamped): nothing left to run */
     }
     /* accumulators (the executor's workspace), set to their initial value */
     for (j = 0; j < ns; j++) {
@@ -25167,6 +25278,13 @@ static float pfvm__la_clamp1(float v, const float *cl)
 #else
 #define PFVM__LA_CL(e) ((void)(e), (const float *)NULL)
 #endif
+/* The epilogue's residual (pfvm_la_epi.res): PFVM__STORE_RESIDUAL builds
+ * only (src/ops/fused.h), so microcontrollers carry none of its code. */
+#ifdef PFVM__STORE_RESIDUAL
+#define PFVM__LA_RES(e) ((e)->res)
+#else
+#define PFVM__LA_RES(e) ((void)(e), (const float *)NULL)
+#endif
 
 /* The bias of rows that have none: the epilogue's zero start. */
 static const float pfvm__la_zero_bias[PFVM__LA_MR_MAX_ALL] = {0.0f};
@@ -25714,7 +25832,52 @@ static int64_t pfvm__la_b1(const pfvm__la_kern *kn, int64_t kc)
 typedef struct pfvm__la_bepi {
     int init;
     const float *bias, *cl;
+    const float *res; /* the last block of K: NULL, or the residual at the block's C (rows ldc apart) */
 } pfvm__la_bepi;
+
+/* A tile of C just stored (mr x nr, rows ldc apart, still in L1) plus
+ * the residual at res (same layout), then clamped where cl: the
+ * epilogue's residual Add, cheaper than a pass of its own over C. */
+#ifdef PFVM__STORE_RESIDUAL
+#if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
+__attribute__((target("avx512f"))) static void pfvm__la_res_tile_avx512(float *c, int64_t ldc, const float *res,
+                                                                         int64_t mr, int64_t nr, const float *cl)
+{
+    const __m512 lo = _mm512_set1_ps(cl ? cl[0] : 0.0f), hi = _mm512_set1_ps(cl ? cl[1] : 0.0f);
+    const int relu = cl && cl[2] != 0.0f;
+    int64_t i, j;
+    for (i = 0; i < mr; i++) {
+        float *cr = c + i * ldc;
+        const float *rr = res + i * ldc;
+        for (j = 0; j < nr; j += 16) {
+            __mmask16 mk = nr - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (nr - j)) - 1u);
+            __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(mk, cr + j), _mm512_maskz_loadu_ps(mk, rr + j));
+            if (cl) /* pfvm__la_clamp1's two forms, as the kernels' PFVM__LA_CLAMP */
+                v = _mm512_min_ps(hi, relu ? _mm512_max_ps(v, lo) : _mm512_max_ps(lo, v));
+            _mm512_mask_storeu_ps(cr + j, mk, v);
+        }
+    }
+}
+#endif
+
+static void pfvm__la_res_tile(float *c, int64_t ldc, const float *res, int64_t mr, int64_t nr, const float *cl)
+{
+    ptrdiff_t n = (ptrdiff_t)nr, j;
+    int64_t i;
+#if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
+    if (pfvm__have_avx512()) {
+        pfvm__la_res_tile_avx512(c, ldc, res, mr, nr, cl);
+        return;
+    }
+#endif
+    for (i = 0; i < mr; i++) {
+        float *cr = c + i * ldc;
+        const float *rr = res + i * ldc;
+        for (j = 0; j < n; j++)
+            cr[j] = cl ? pfvm__la_clamp1(cr[j] + rr[j], cl) : cr[j] + rr[j];
+    }
+}
+#endif
 
 /* C (mc x nc) += alpha * A-block (packed strips) * B-block (packed panels
  * of kc x PFVM_LA_NB, one after the other, zero past nc up to a whole
@@ -25723,7 +25886,7 @@ static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int6
                            const float *bpack, float *c, int64_t ldc, float alpha, const pfvm__la_bepi *ep)
 {
     int64_t j, i, b1 = pfvm__la_b1(kn, kc);
-    const float *cl = ep ? ep->cl : NULL;
+    const float *res = ep ? ep->res : NULL, *cl = ep && !res ? ep->cl : NULL; /* with res: clamped after it */
     for (j = 0; j < nc; j += kn->nr) {
         int64_t nr = nc - j < kn->nr ? nc - j : kn->nr;
         /* panel j / NB, column j % NB in it (a kernel narrower than a panel) */
@@ -25731,12 +25894,25 @@ static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int6
         for (i = 0; i < mc; i += kn->mr) {
             int64_t mr = mc - i < kn->mr ? mc - i : kn->mr;
             const float *bias = !ep || !ep->init ? NULL : ep->bias ? ep->bias + i : pfvm__la_zero_bias;
+#if defined(PFVM__STORE_RESIDUAL) && defined(__GNUC__)
+            if (res) { /* the tile's residual rows (far apart, one per output channel) fetched while it computes */
+                int64_t r;
+                for (r = 0; r < mr; r++) {
+                    __builtin_prefetch(res + (i + r) * ldc + j);
+                    __builtin_prefetch(res + (i + r) * ldc + j + nr - 1);
+                }
+            }
+#endif
             if (mr == kn->mr && nr == kn->nr)
                 pfvm__la_chunks(kn->fn, kn->mr, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha,
                                 bias, cl);
             else
                 pfvm__la_edge(kn, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha, mr, nr, bias,
                               cl);
+#ifdef PFVM__STORE_RESIDUAL
+            if (res)
+                pfvm__la_res_tile(c + i * ldc + j, ldc, res + i * ldc + j, mr, nr, ep->cl);
+#endif
         }
     }
 }
@@ -26109,6 +26285,7 @@ static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, pfvm__
                     ep.init = pc == 0;
                     ep.bias = e->bias ? e->bias + ic : NULL;
                     ep.cl = pc + kc >= k ? PFVM__LA_CL(e) : NULL;
+                    ep.res = pc + kc >= k && PFVM__LA_RES(e) ? PFVM__LA_RES(e) + ic * ldc + jc : NULL;
                 }
                 if (apre)
                     pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, c + ic * ldc + jc, ldc, alpha,
@@ -26202,6 +26379,28 @@ static void pfvm__la_epi_clamp(const pfvm_la_epi *e, int64_t m, int64_t j0, int6
     }
 }
 
+/* The epilogue without its residual (and so without its clamp, which
+ * comes after the residual), for the paths whose kernels do not add it:
+ * pfvm__la_epi_res adds both to their result (columns j0..j1) after. */
+static const pfvm_la_epi *pfvm__la_epi_bias_only(const pfvm_la_epi *e, pfvm_la_epi *tmp)
+{
+    if (!e || !PFVM__LA_RES(e))
+        return e;
+    tmp->bias = e->bias;
+    tmp->cl = tmp->res = NULL;
+    return tmp;
+}
+
+static void pfvm__la_epi_res(const pfvm_la_epi *e, int64_t m, int64_t j0, int64_t j1, float *c, int64_t ldc)
+{
+#ifdef PFVM__STORE_RESIDUAL
+    if (e && e->res && j1 > j0)
+        pfvm__la_res_tile(c + j0, ldc, e->res + j0, m, j1 - j0, PFVM__LA_CL(e));
+#else
+    (void)e, (void)m, (void)j0, (void)j1, (void)c, (void)ldc;
+#endif
+}
+
 /* The engine with its small blocks in bpack (PFVM__LA_NR_MAX x kc floats)
  * and apack (2 x PFVM__LA_MR_MAX x kc), kc = min(k, PFVM_LA_KC), and, with
  * a workspace ws, its large blocks there; e: NULL or the epilogue. */
@@ -26212,6 +26411,8 @@ static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, cons
     const pfvm__la_kern *kn = pfvm__la_pick();
     pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
     int plain = pfvm__la_gemv_fits(m, pack, user);
+    pfvm_la_epi e_tmp;
+    const pfvm_la_epi *eb = pfvm__la_epi_bias_only(e, &e_tmp); /* e less its residual: pfvm__la_epi_res after */
     if (m <= 0 || n <= 0 || k <= 0)
         return;
 #ifdef PFVM__LA_T4
@@ -26222,19 +26423,21 @@ static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, cons
         (pack != pfvm_la_pack_strided ||
          (!plain && (m > 2 * kn->mr || ((const pfvm_la_strided *)user)->s_n != 1)))) {
         if (pack != pfvm_la_pack_strided ||
-            !pfvm__la_t4_strided(m, n, k, alpha, a, as_m, (const pfvm_la_strided *)user, c, ldc, bpack, apack, e))
-            pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, bpack, apack, e);
+            !pfvm__la_t4_strided(m, n, k, alpha, a, as_m, (const pfvm_la_strided *)user, c, ldc, bpack, apack, eb))
+            pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, bpack, apack, eb);
+        pfvm__la_epi_res(e, m, 0, n, c, ldc);
         return;
     }
     plain = plain || (!ws && as_k == 1);
 #endif
     if (e && plain)
-        pfvm__la_epi_fill(e, m, 0, n, c, ldc);
+        pfvm__la_epi_fill(eb, m, 0, n, c, ldc);
     if (pack == pfvm_la_pack_strided &&
         (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
-         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, apack, bpack, e))) {
+         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, apack, bpack, eb))) {
         if (e && plain)
-            pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
+            pfvm__la_epi_clamp(eb, m, 0, n, c, ldc);
+        pfvm__la_epi_res(e, m, 0, n, c, ldc);
         return;
     }
     pfvm__la_blocked(kn, bl, pfvm__la_whole(m, n), k, alpha, a, as_m, as_k, NULL, 0, pack, user, c, ldc,
@@ -26407,14 +26610,17 @@ static void pfvm__la_rect_run(pfvm__la_par *p, int chunk, float *ws)
         float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
         int64_t n = r.j1 - r.j0;
         int plain = p->e && pfvm__la_gemv_fits(p->m, p->pack, p->user);
+        pfvm_la_epi e_tmp;
+        const pfvm_la_epi *eb = pfvm__la_epi_bias_only(p->e, &e_tmp); /* the residual after */
         b.data += r.j0 * b.s_n;
         if (plain)
-            pfvm__la_epi_fill(p->e, p->m, r.j0, r.j1, p->c, p->ldc);
+            pfvm__la_epi_fill(eb, p->m, r.j0, r.j1, p->c, p->ldc);
         if (!pfvm__la_gemv(p->m, n, p->k, p->alpha, p->a, p->as_m, p->as_k, &b, p->c + r.j0, p->ldc))
             pfvm__la_direct(p->kn, p->m, n, p->k, p->alpha, p->a, p->as_m, p->as_k, &b, p->c + r.j0, p->ldc, stack_a,
-                            stack_b, p->e);
+                            stack_b, eb);
         if (plain)
-            pfvm__la_epi_clamp(p->e, p->m, r.j0, r.j1, p->c, p->ldc);
+            pfvm__la_epi_clamp(eb, p->m, r.j0, r.j1, p->c, p->ldc);
+        pfvm__la_epi_res(p->e, p->m, r.j0, r.j1, p->c, p->ldc);
         return;
     }
     pfvm__la_blocked(p->kn, p->bl, r, p->k, p->alpha, p->a, p->as_m, p->as_k, p->apre, p->mpad, p->pack, p->user, p->c,
@@ -26515,8 +26721,11 @@ PFVM_INTERNAL void pfvm_la_sgemm_epi_mt(pfvm_kctx *k, int64_t m, int64_t n, int6
     p.a = a, p.as_m = as_m, p.as_k = as_k, p.apre = apacked;
     p.pack = pack, p.user = user, p.c = c, p.ldc = ldc, p.ws = ws, p.e = e;
     if (e && m > 0 && n > 0 && kk <= 0) { /* no product: C is the epilogue of zero */
-        pfvm__la_epi_fill(e, m, 0, n, c, ldc);
-        pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
+        pfvm_la_epi e_tmp;
+        const pfvm_la_epi *eb = pfvm__la_epi_bias_only(e, &e_tmp);
+        pfvm__la_epi_fill(eb, m, 0, n, c, ldc);
+        pfvm__la_epi_clamp(eb, m, 0, n, c, ldc);
+        pfvm__la_epi_res(e, m, 0, n, c, ldc);
         return;
     }
     pfvm__la_run(k, &p);
@@ -30087,9 +30296,10 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
 }
 #endif
 
-#ifdef PFVM__STORE_CLAMP
+#if defined(PFVM__STORE_CLAMP) || defined(PFVM__STORE_RESIDUAL)
 /* y[0..n) clamped to [cl[0], cl[1]] as Clip or Relu does (cl[2]: pfvm__kctx_services.clamp,
- * which the fused-loop engine sets in PFVM__STORE_CLAMP builds: x86, 32-bit Arm). */
+ * which the fused-loop engine sets in PFVM__STORE_CLAMP builds: x86, 32-bit Arm; and
+ * after a residual in PFVM__STORE_RESIDUAL builds: x86-64, aarch64). */
 PFVM_DISPATCH static void pfvm__nn_clamp(float *y, int64_t n, const float *cl)
 {
     const float lo = cl[0], hi = cl[1];
@@ -30128,6 +30338,27 @@ PFVM_DISPATCH static void pfvm__nn_clamp(float *y, int64_t n, const float *cl)
 #define PFVM__NN_CLAMP_OF(k) ((k)->services ? (k)->services->clamp : NULL)
 #else
 #define PFVM__NN_CLAMP_OF(k) ((void)(k), (const float *)NULL)
+#endif
+
+#ifdef PFVM__STORE_RESIDUAL
+/* y[0..n) plus the residual r (pfvm__kctx_services.residual), then
+ * clamped where cl: for the Conv paths whose stores do not add it (the
+ * GEMM's tiles do). */
+PFVM_DISPATCH static void pfvm__nn_add_residual(float *y, const float *r, int64_t n, const float *cl)
+{
+    int64_t i = 0;
+    int j;
+    for (; i + 16 <= n; i += 16) /* blocks of fixed length, which compilers vectorize */
+        for (j = 0; j < 16; j++)
+            y[i + j] += r[i + j];
+    for (; i < n; i++)
+        y[i] += r[i];
+    if (cl)
+        pfvm__nn_clamp(y, n, cl);
+}
+#define PFVM__NN_RESIDUAL_OF(k) ((k)->services ? (k)->services->residual : NULL)
+#else
+#define PFVM__NN_RESIDUAL_OF(k) ((void)(k), (const float *)NULL)
 #endif
 
 #ifndef PFVM_CONV_NO_DEPTHWISE
@@ -30257,9 +30488,10 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 }
 #endif
 
-/* cl: NULL, or the clamp of the results (pfvm__kctx_services.clamp). */
+/* cl: NULL, or the clamp of the results (pfvm__kctx_services.clamp); res:
+ * NULL, or the residual added before it (pfvm__kctx_services.residual). */
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
-                                   float *y, const pfvm__nn_packed *pk, const float *cl)
+                                   float *y, const pfvm__nn_packed *pk, const float *cl, const float *res)
 {
     int64_t n, gr;
     int failed = 0, is2d, direct = 0;
@@ -30268,13 +30500,17 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     is2d = pfvm__nn_2d_fits(g, &dw);
 #ifndef PFVM_CONV_NO_DEPTHWISE /* else such planes are 1-row products */
     if (g->MG == 1 && g->CG == 1) {
-        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y, cl);
+        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y, res ? NULL : cl);
+#ifdef PFVM__STORE_RESIDUAL
+        if (res) /* the residual, then the clamp, in a pass of their own */
+            pfvm__nn_add_residual(y, res, g->N * g->M * g->out_plane, cl);
+#endif
         return PFVM_OK;
     }
 #endif
 #ifdef PFVM__NN_DIRECT
     direct = pfvm__nn_direct_window(&g->w, g->MG, g->CG, g->kk);
-    if (direct && is2d) {
+    if (direct && is2d && !res) {
         /* Relu (no upper bound) as the blocks store; any other clamp after */
         const float *lo = cl && cl[2] != 0.0f && cl[1] == INFINITY ? cl : NULL;
         if (pfvm__nn_conv_direct(g, &dw, x, wt, bias, y, lo)) {
@@ -30299,6 +30535,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
             pfvm_la_epi e; /* the bias and the clamp, applied by the engine as it stores */
             e.bias = bias ? bias + gr * g->MG : NULL;
             e.cl = cl;
+            e.res = res ? res + (n * g->M + gr * g->MG) * g->out_plane : NULL; /* laid out as y */
             if (pfvm__nn_pointwise(g)) {
                 pfvm_la_strided b;
                 b.data = xg;
@@ -30349,13 +30586,27 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
         return k->st ? k->st->code : PFVM_ERR_RUNTIME;
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
         return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
-                                 (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group), PFVM__NN_CLAMP_OF(k));
+                                 (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group), PFVM__NN_CLAMP_OF(k),
+                                 PFVM__NN_RESIDUAL_OF(k));
     if (!PFVM__F64)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
                              "%s inputs need the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
                              pfvm_dtype_name(X->dtype));
     sc.y = k->out[0];
     sc.b = B;
+#ifdef PFVM__STORE_RESIDUAL
+    if (PFVM__NN_RESIDUAL_OF(k)) {
+        /* the fused head's residual and clamp (a float output) after the reference loops */
+        pfvm_code rc = pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
+        if (rc == PFVM_OK && k->out[0]->dtype == PFVM_FLOAT && k->out[0]->data)
+            pfvm__nn_add_residual((float *)k->out[0]->data, PFVM__NN_RESIDUAL_OF(k), pfvm_tensor_numel(k->out[0]),
+                                  PFVM__NN_CLAMP_OF(k));
+        else if (rc == PFVM_OK)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "a residual added to a result of type %s",
+                                 pfvm_dtype_name(k->out[0]->dtype));
+        return rc;
+    }
+#endif
 #ifdef PFVM__STORE_CLAMP
     if (PFVM__NN_CLAMP_OF(k)) {
         /* the fused head's clamp (a float output) after the reference loops */
@@ -33523,7 +33774,7 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
 #define pfvm__nn_simp_conv_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS | PFVM__OP_STORE_CLAMP, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv, pfvm__nn_conv_infer_variants})
+    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS | PFVM__OP_STORE_CLAMP | PFVM__OP_STORE_RESIDUAL, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv, pfvm__nn_conv_infer_variants})
     PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, pfvm__nn_maxpool_infer_variants})
     PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, NULL})
@@ -52140,7 +52391,7 @@ static const pfvm__kctx_services *pfvm__exec_services(void)
     static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
                                           pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    PFVM__SUBGRAPH_SERVICE,
                                           PFVM__INFER_SERVICE,    PFVM__GRADIENT_SERVICE, pfvm__exec_kctx_threads,
-                                          pfvm__exec_kctx_parallel, pfvm__exec_kctx_spend, NULL};
+                                          pfvm__exec_kctx_parallel, pfvm__exec_kctx_spend, NULL, NULL};
     return &s;
 }
 

@@ -104,7 +104,9 @@ static float clamp_ref(float v, const float *cl)
  * without a workspace. epi: 0 C += A*B (pfvm_la_sgemm_ws); 1 C = Relu(A*B
  * + bias), a NaN bias among them; 2 C = Clip(A*B, -1, 2) (no bias), with
  * A packed at bind where there is a workspace (pfvm_la_sgemm_epi_mt): the
- * bits of C filled with the bias, the product added, then clamped. */
+ * bits of C filled with the bias, the product added, then clamped; 3 and 4
+ * (PFVM__STORE_RESIDUAL builds) as 1 and 2 with a residual tensor added
+ * before the clamp (pfvm_la_epi.res: a residual connection's Add). */
 static void one(int64_t m, int64_t n, int64_t k, float alpha, int ta, int variant, int ws, int epi)
 {
     int64_t ldc = n + 3, i, bsize = (k + 1) * (2 * n + 1) + 2 * n + 1;
@@ -113,12 +115,16 @@ static void one(int64_t m, int64_t n, int64_t k, float alpha, int ta, int varian
     float *c = (float *)malloc((size_t)(m * ldc) * sizeof(float));
     float *r = (float *)malloc((size_t)(m * ldc) * sizeof(float));
     float *w = NULL, *bias = (float *)malloc((size_t)m * sizeof(float)), *apk = NULL;
+    float *res = (float *)malloc((size_t)(m * ldc) * sizeof(float));
+    int with_res = epi >= 3;
     static const float relu[3] = {0.0f, 1e30f, 1.0f}, clip[3] = {-1.0f, 2.0f, 0.0f};
     size_t wf = pfvm_la_sgemm_ws_floats(m, n, k);
     int64_t as_m = ta ? 1 : k, as_k = ta ? m : 1, gemv;
     pfvm_la_strided pb;
     strided_b sb;
-    if (!a || !bd || !c || !r || !bias) {
+    if (epi >= 3)
+        epi -= 2; /* the same epilogue, with the residual */
+    if (!a || !bd || !c || !r || !bias || !res) {
         CHECK(!"out of memory");
         goto done;
     }
@@ -134,6 +140,8 @@ static void one(int64_t m, int64_t n, int64_t k, float alpha, int ta, int varian
         r[i] = c[i] = rnd();
     for (i = 0; i < m; i++)
         bias[i] = i == 3 ? NAN : rnd();
+    for (i = 0; i < m * ldc; i++)
+        res[i] = i == 5 ? -INFINITY : rnd();
     if (epi) /* the reference starts from the bias (the engine does not read C) */
         for (i = 0; i < m * ldc; i++)
             r[i] = i % ldc < n ? (epi == 1 ? bias[i / ldc] : 0.0f) : r[i];
@@ -156,6 +164,7 @@ static void one(int64_t m, int64_t n, int64_t k, float alpha, int ta, int varian
         pfvm_la_epi e;
         e.bias = epi == 1 ? bias : NULL;
         e.cl = epi == 1 ? relu : clip;
+        e.res = with_res ? res : NULL;
         if (epi == 2 && w && (apk = (float *)malloc(pfvm_la_packed_floats(m, k) * sizeof(float))) != NULL)
             pfvm_la_pack_a_all(m, k, a, as_m, as_k, apk);
         pfvm_la_sgemm_epi_mt(NULL, m, n, k, alpha, a, as_m, as_k, apk, variant == 1 ? pack_other : pfvm_la_pack_strided,
@@ -163,14 +172,15 @@ static void one(int64_t m, int64_t n, int64_t k, float alpha, int ta, int varian
         reference(m, n, k, alpha, a, as_m, as_k, &sb, r, ldc, gemv);
         for (i = 0; i < m * ldc; i++)
             if (i % ldc < n)
-                r[i] = clamp_ref(r[i], e.cl);
+                r[i] = clamp_ref(with_res ? r[i] + res[i] : r[i], e.cl);
     } else {
         pfvm_la_sgemm_ws(m, n, k, alpha, a, as_m, as_k, variant == 1 ? pack_other : pfvm_la_pack_strided, &pb, c, ldc, w);
         reference(m, n, k, alpha, a, as_m, as_k, &sb, r, ldc, gemv);
     }
     CHECK_MSG(memcmp(c, r, (size_t)(m * ldc) * sizeof(float)) == 0,
-              "m %lld n %lld k %lld alpha %g transA %d variant %d workspace %d epilogue %d packed A %d: not the rule's bits",
-              (long long)m, (long long)n, (long long)k, alpha, ta, variant, ws && wf, epi, apk != NULL);
+              "m %lld n %lld k %lld alpha %g transA %d variant %d workspace %d epilogue %d residual %d packed A %d: not the "
+              "rule's bits",
+              (long long)m, (long long)n, (long long)k, alpha, ta, variant, ws && wf, epi, with_res, apk != NULL);
 done:
     free(a);
     free(bd);
@@ -179,6 +189,7 @@ done:
     free(w);
     free(bias);
     free(apk);
+    free(res);
 }
 
 int main(void)
@@ -188,12 +199,17 @@ int main(void)
     static const int64_t ks[] = {1, 2, 7, PFVM_LA_KC, PFVM_LA_KC + 1, 300};
     size_t im, in, ik;
     int variant, ws, ta, epi;
+#ifdef PFVM__STORE_RESIDUAL
+    const int n_epi = 5;
+#else
+    const int n_epi = 3;
+#endif
     for (im = 0; im < sizeof ms / sizeof ms[0]; im++)
         for (in = 0; in < sizeof ns / sizeof ns[0]; in++)
             for (ik = 0; ik < sizeof ks / sizeof ks[0]; ik++)
                 for (variant = 0; variant < 3; variant++)
                     for (ws = 0; ws < 2; ws++)
-                        for (epi = 0; epi < 3; epi++) {
+                        for (epi = 0; epi < n_epi; epi++) {
                             ta = (int)((im + in + ik + (size_t)epi) % 2);
                             one(ms[im], ns[in], ks[ik], (ik + (size_t)variant) % 2 ? 0.75f : 1.0f, ta, variant, ws, epi);
                         }

@@ -660,10 +660,20 @@ typedef struct pfvm__kctx_services {
      * copy of the executor's services, for a head whose operator has
      * PFVM__OP_STORE_CLAMP and whose group is only that clamp or Relu */
     const float *clamp;
+    /* NULL, or a float tensor of the output's shape that the kernel adds
+     * to its result before the clamp (an Add of a residual connection,
+     * then the clamp, as the fused-loop engine would run them after the
+     * head); it does not overlap the output. Set like clamp, for a head
+     * whose operator has PFVM__OP_STORE_RESIDUAL, in PFVM__STORE_RESIDUAL
+     * builds (src/ops/fused.h). */
+    const float *residual;
 } pfvm__kctx_services;
 /* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
  * pfvm__kctx_services.clamp (Conv) */
 #define PFVM__OP_STORE_CLAMP 0x40000000u
+/* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
+ * pfvm__kctx_services.residual (Conv) */
+#define PFVM__OP_STORE_RESIDUAL 0x20000000u
 /* PFVM__STORE_CLAMP (the builds whose Conv honors the clamp) is defined in
  * src/ops/fused.h, after PFVM_DISPATCH_CLONES that it reads. */
 /* pfvm:internal-end */

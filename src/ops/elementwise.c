@@ -496,28 +496,38 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
     float xa[PFVM_FUSE_BLOCK], xb[PFVM_FUSE_BLOCK], y[PFVM_FUSE_BLOCK];
     const float *src[2];
     int64_t e0, e, n;
+    /* a first operand of one value (sa 0: Mul(scale, x) of a
+     * squeeze-excite) fills its block once, as the second does */
+    int in_place = (sa == 1 || sa == 0) && (n_in < 2 || sb == 0 || sb == 1) && osize == sizeof(float) &&
+                   (sa == 0 || (float *)o != a) && (n_in < 2 || sb == 0 || (float *)o != b);
     src[0] = xa;
     src[1] = xb;
-    if (n_in > 1 && sb == 0 && zc)
+    if (sa == 0)
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++)
+            xa[e] = a[0];
+    if (n_in > 1 && sb == 0 && zc) {
         z = zc; /* the same values, without reading a block of copies */
-    if (n_in < 2 || sb == 0)
+        xb[0] = b[0]; /* all zc reads: no block to fill (a broadcast row calls this once per row) */
+    } else if (n_in < 2 || sb == 0)
         for (e = 0; e < PFVM_FUSE_BLOCK; e++)
             xb[e] = n_in < 2 ? 0.0f : b[0];
     for (e0 = 0; e0 < len; e0 += n) {
         n = len - e0 < PFVM_FUSE_BLOCK ? len - e0 : PFVM_FUSE_BLOCK;
         /* a full block of contiguous operands and a float32 output that is
-         * not one of them: read and written in place */
-        if (n == PFVM_FUSE_BLOCK && sa == 1 && (n_in < 2 || sb == 0 || sb == 1) && osize == sizeof(float) &&
-            (float *)o != a && (n_in < 2 || sb == 0 || (float *)o != b)) {
+         * not one of them: read and written in place; the last part of a
+         * span longer than a block too, as the block ending with the span
+         * (the elements it repeats get the same values again) */
+        if (in_place && (n == PFVM_FUSE_BLOCK || len >= PFVM_FUSE_BLOCK)) {
             const float *d[2];
-            d[0] = a + e0;
-            d[1] = n_in > 1 && sb == 1 ? b + e0 : xb;
-            z((float *)o + e0, d, p);
+            int64_t at = n == PFVM_FUSE_BLOCK ? e0 : len - PFVM_FUSE_BLOCK;
+            d[0] = sa ? a + at : xa;
+            d[1] = n_in > 1 && sb == 1 ? b + at : xb;
+            z((float *)o + at, d, p);
             continue;
         }
         if (sa == 1)
             memcpy(xa, a + e0, sizeof(float) * (size_t)n);
-        else
+        else if (sa != 0)
             for (e = 0; e < n; e++)
                 xa[e] = a[(e0 + e) * sa];
         if (n_in > 1 && sb != 0) {
@@ -527,8 +537,9 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
                 for (e = 0; e < n; e++)
                     xb[e] = b[(e0 + e) * sb];
         }
-        for (e = n; e < PFVM_FUSE_BLOCK; e++) { /* defined values in the unused lanes */
-            xa[e] = 0.0f;
+        for (e = n; e < PFVM_FUSE_BLOCK && (sa != 0 || (n_in > 1 && sb != 0)); e++) { /* defined values in the unused lanes */
+            if (sa != 0)
+                xa[e] = 0.0f;
             if (n_in > 1 && sb != 0)
                 xb[e] = 0.0f;
         }

@@ -1394,36 +1394,34 @@ static int pfvm__fz_head_reads(const pfvm__fz_prog *p, int j)
     return 0;
 }
 
-/* Is everything after the head a clamp of its result into the one output
- * it writes (Conv + Clip with bounds of one value each): a MAX micro-op,
- * a MIN micro-op or MAX then MIN, each on the result before it and a
- * one-value input that is not NaN, or one RELU micro-op? Then lohi gets
- * the bounds (-inf, inf for a missing one) and the form (lohi[2], as
- * pfvm__kctx_services.clamp) and the head can clamp as it stores. Builds
- * with PFVM__STORE_CLAMP only (src/ops/fused.h). */
-static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float *lohi)
+/* Are the instructions from i0 a clamp of register src into the one
+ * output (Conv + Clip with bounds of one value each): a MAX micro-op, a
+ * MIN micro-op or MAX then MIN, each on the result before it and a
+ * one-value input that is not NaN, or one RELU micro-op, or nothing (src
+ * is the output)? Then lohi gets the bounds (-inf, inf for a missing one)
+ * and the form (lohi[2], as pfvm__kctx_services.clamp), and *clamped
+ * whether there is a clamp. */
+#if defined(PFVM__STORE_CLAMP) || defined(PFVM__STORE_RESIDUAL)
+static int pfvm__fz_clamp_from(const pfvm__fz_prog *p, const pfvm_kctx *k, int i0, int src, float *lohi, int *clamped)
 {
-#ifdef PFVM__STORE_CLAMP
-    int i, j, src, n = (int)stbds_arrlen(p->ins);
-    if (!p->head || !p->head->op || !(p->head->op->flags & PFVM__OP_STORE_CLAMP) || p->tail ||
-        stbds_arrlen(p->sinks) || p->n_out != 1 || n < 1 || n > 2 || !k->services || p->n_ld <= p->n_in ||
-        !k->out[0] || k->out[0]->data != p->head_buf.data || k->out[0]->dtype != PFVM_FLOAT)
-        return 0;
+    int i, j, n = (int)stbds_arrlen(p->ins);
     lohi[0] = -INFINITY;
     lohi[1] = INFINITY;
     lohi[2] = 0.0f;
-    src = p->in_reg[p->n_in];
-    if (n == 1 && p->ins[0].uop == PFVM_FUSE_U_RELU && p->ins[0].n_src == 1 && p->ins[0].s[0] == src) {
+    *clamped = n > i0;
+    if (n - i0 > 2)
+        return 0;
+    if (n - i0 == 1 && p->ins[i0].uop == PFVM_FUSE_U_RELU && p->ins[i0].n_src == 1 && p->ins[i0].s[0] == src) {
         lohi[0] = 0.0f; /* Relu (Conv + Relu): Relu's form, NaN and -0 become +0 */
         lohi[2] = 1.0f;
-        return p->ins[0].d == p->out_reg[0];
+        return p->ins[i0].d == p->out_reg[0];
     }
-    for (i = 0; i < n; i++) {
+    for (i = i0; i < n; i++) {
         const pfvm__fz_ins *in = &p->ins[i];
         const pfvm_tensor *b = NULL;
         float v;
         if ((in->uop != PFVM_FUSE_U_MAX && in->uop != PFVM_FUSE_U_MIN) || in->n_src != 2 || in->s[0] != src ||
-            (i == 1 && (p->ins[0].uop != PFVM_FUSE_U_MAX || in->uop != PFVM_FUSE_U_MIN)))
+            (i == i0 + 1 && (p->ins[i0].uop != PFVM_FUSE_U_MAX || in->uop != PFVM_FUSE_U_MIN)))
             return 0;
         for (j = 0; j < p->n_in; j++)
             if (p->in_reg[j] == in->s[1])
@@ -1437,6 +1435,29 @@ static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float
         src = in->d;
     }
     return src == p->out_reg[0];
+}
+
+/* The checks both store epilogues share: a head with the operator flag
+ * `flag` whose result is the group's one float output, n instructions
+ * after it (at least one). */
+static int pfvm__fz_head_stores(const pfvm__fz_prog *p, const pfvm_kctx *k, unsigned flag, int n)
+{
+    return p->head && p->head->op && (p->head->op->flags & flag) && !p->tail && !stbds_arrlen(p->sinks) &&
+           p->n_out == 1 && n >= 1 && k->services && p->n_ld > p->n_in && k->out[0] &&
+           k->out[0]->data == p->head_buf.data && k->out[0]->dtype == PFVM_FLOAT;
+}
+#endif
+
+/* Is everything after the head a clamp of its result into the one output
+ * it writes (pfvm__fz_clamp_from)? Then the head can clamp as it stores.
+ * Builds with PFVM__STORE_CLAMP only (src/ops/fused.h). */
+static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float *lohi)
+{
+#ifdef PFVM__STORE_CLAMP
+    int clamped;
+    if (!pfvm__fz_head_stores(p, k, PFVM__OP_STORE_CLAMP, (int)stbds_arrlen(p->ins)))
+        return 0;
+    return pfvm__fz_clamp_from(p, k, 0, p->in_reg[p->n_in], lohi, &clamped) && clamped;
 #else
     (void)p;
     (void)k;
@@ -1445,9 +1466,55 @@ static int pfvm__fz_head_clamp(const pfvm__fz_prog *p, const pfvm_kctx *k, float
 #endif
 }
 
+/* Is everything after the head an Add of a group input of the output's
+ * shape (a residual connection: ADD micro-op on the head's result and
+ * that input, either order), then nothing or a clamp (pfvm__fz_clamp_from)?
+ * Then *res is that input's data, which the head adds as it stores,
+ * lohi the clamp and *clamped whether there is one. The input must not
+ * overlap the output (the head's stores would overwrite entries it has
+ * yet to add). Builds with PFVM__STORE_RESIDUAL only. */
+static int pfvm__fz_head_residual(const pfvm__fz_prog *p, const pfvm_kctx *k, float *lohi, int *clamped,
+                                  const float **res)
+{
+#ifdef PFVM__STORE_RESIDUAL
+    const pfvm__fz_ins *add = p->ins;
+    const pfvm_tensor *o = k->out[0], *r = NULL;
+    int j, hr, other;
+    if (!pfvm__fz_head_stores(p, k, PFVM__OP_STORE_RESIDUAL, (int)stbds_arrlen(p->ins)) ||
+        add->uop != PFVM_FUSE_U_ADD || add->n_src != 2)
+        return 0;
+    hr = p->in_reg[p->n_in];
+    if (add->s[0] != hr && add->s[1] != hr)
+        return 0;
+    other = add->s[0] == hr ? add->s[1] : add->s[0];
+    if (other == hr)
+        return 0; /* the head's result added to itself */
+    for (j = 0; j < p->n_in; j++)
+        if (p->in_reg[j] >= 0 && p->in_reg[j] == other)
+            r = k->in[j];
+    if (!r || r->kind != PFVM_KIND_TENSOR || r->dtype != PFVM_FLOAT || !r->data || r->rank != o->rank ||
+        (o->rank && memcmp(r->dims, o->dims, sizeof(int64_t) * (size_t)o->rank)) || r->nbytes < o->nbytes ||
+        ((const char *)r->data < (const char *)o->data + o->nbytes &&
+         (const char *)o->data < (const char *)r->data + o->nbytes))
+        return 0;
+    if (!pfvm__fz_clamp_from(p, k, 1, add->d, lohi, clamped))
+        return 0;
+    *res = (const float *)r->data;
+    return 1;
+#else
+    (void)p;
+    (void)k;
+    (void)lohi;
+    (void)clamped;
+    (void)res;
+    return 0;
+#endif
+}
+
 /* Runs the head's own kernel into head_buf (an output's storage); clamp:
- * NULL, or the bounds it clamps to as it stores (pfvm__fz_head_clamp). */
-static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *clamp)
+ * NULL, or the bounds it clamps to as it stores (pfvm__fz_head_clamp);
+ * res: NULL, or the residual it adds before (pfvm__fz_head_residual). */
+static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *clamp, const float *res)
 {
     const pfvm_tensor *in[16];
     pfvm_tensor *out[1];
@@ -1468,9 +1535,10 @@ static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *
     kk.st = k->st;
     kk.exec = k->exec;
     kk.services = k->services;
-    if (clamp && k->services) {
+    if ((clamp || res) && k->services) {
         sv = *k->services;
         sv.clamp = clamp;
+        sv.residual = res;
         kk.services = &sv;
     }
     kk.max_total_bytes = k->max_total_bytes;
@@ -1633,10 +1701,16 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output too large");
     if (p->head) {
         float lohi[3];
-        int clamp = pfvm__fz_head_clamp(p, k, lohi);
-        pfvm_code rc = pfvm__fz_run_head(p, k, clamp ? lohi : NULL);
-        if (rc || clamp)
-            return rc; /* clamped: nothing left to run */
+        const float *res = NULL;
+        int clamped = 0, stored = pfvm__fz_head_clamp(p, k, lohi);
+        pfvm_code rc;
+        if (stored)
+            clamped = 1;
+        else
+            stored = pfvm__fz_head_residual(p, k, lohi, &clamped, &res);
+        rc = pfvm__fz_run_head(p, k, clamped ? lohi : NULL, res);
+        if (rc || stored)
+            return rc; /* clamped, or the residual added (and clamped): nothing left to run */
     }
     /* accumulators (the executor's workspace), set to their initial value */
     for (j = 0; j < ns; j++) {

@@ -109,6 +109,15 @@ extern "C" {
 #define PFVM__STORE_CLAMP 1
 #endif
 
+/* Builds whose Conv honors pfvm__kctx_services.residual (the GEMM's tiles
+ * add it as they store, see pfvm_la_epi): 64-bit hosts (x86-64, aarch64),
+ * where the separate pass of a residual Add over the Conv's output costs
+ * as much as a tenth of a network; not microcontrollers (their flash). */
+#if (defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(PFVM_STORE_RESIDUAL)) && \
+    !defined(PFVM_NO_FUSION)
+#define PFVM__STORE_RESIDUAL 1
+#endif
+
 /* Where the dispatch is, kernels may also come hand-written for AVX-512
  * (target("avx512f") functions picked at run time with
  * pfvm__have_avx512): the fused loop's chain kernel, and float32 sigmoid.

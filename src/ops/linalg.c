@@ -91,6 +91,13 @@ static float pfvm__la_clamp1(float v, const float *cl)
 #else
 #define PFVM__LA_CL(e) ((void)(e), (const float *)NULL)
 #endif
+/* The epilogue's residual (pfvm_la_epi.res): PFVM__STORE_RESIDUAL builds
+ * only (src/ops/fused.h), so microcontrollers carry none of its code. */
+#ifdef PFVM__STORE_RESIDUAL
+#define PFVM__LA_RES(e) ((e)->res)
+#else
+#define PFVM__LA_RES(e) ((void)(e), (const float *)NULL)
+#endif
 
 /* The bias of rows that have none: the epilogue's zero start. */
 static const float pfvm__la_zero_bias[PFVM__LA_MR_MAX_ALL] = {0.0f};
@@ -638,7 +645,52 @@ static int64_t pfvm__la_b1(const pfvm__la_kern *kn, int64_t kc)
 typedef struct pfvm__la_bepi {
     int init;
     const float *bias, *cl;
+    const float *res; /* the last block of K: NULL, or the residual at the block's C (rows ldc apart) */
 } pfvm__la_bepi;
+
+/* A tile of C just stored (mr x nr, rows ldc apart, still in L1) plus
+ * the residual at res (same layout), then clamped where cl: the
+ * epilogue's residual Add, cheaper than a pass of its own over C. */
+#ifdef PFVM__STORE_RESIDUAL
+#if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
+__attribute__((target("avx512f"))) static void pfvm__la_res_tile_avx512(float *c, int64_t ldc, const float *res,
+                                                                         int64_t mr, int64_t nr, const float *cl)
+{
+    const __m512 lo = _mm512_set1_ps(cl ? cl[0] : 0.0f), hi = _mm512_set1_ps(cl ? cl[1] : 0.0f);
+    const int relu = cl && cl[2] != 0.0f;
+    int64_t i, j;
+    for (i = 0; i < mr; i++) {
+        float *cr = c + i * ldc;
+        const float *rr = res + i * ldc;
+        for (j = 0; j < nr; j += 16) {
+            __mmask16 mk = nr - j >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (nr - j)) - 1u);
+            __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(mk, cr + j), _mm512_maskz_loadu_ps(mk, rr + j));
+            if (cl) /* pfvm__la_clamp1's two forms, as the kernels' PFVM__LA_CLAMP */
+                v = _mm512_min_ps(hi, relu ? _mm512_max_ps(v, lo) : _mm512_max_ps(lo, v));
+            _mm512_mask_storeu_ps(cr + j, mk, v);
+        }
+    }
+}
+#endif
+
+static void pfvm__la_res_tile(float *c, int64_t ldc, const float *res, int64_t mr, int64_t nr, const float *cl)
+{
+    ptrdiff_t n = (ptrdiff_t)nr, j;
+    int64_t i;
+#if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
+    if (pfvm__have_avx512()) {
+        pfvm__la_res_tile_avx512(c, ldc, res, mr, nr, cl);
+        return;
+    }
+#endif
+    for (i = 0; i < mr; i++) {
+        float *cr = c + i * ldc;
+        const float *rr = res + i * ldc;
+        for (j = 0; j < n; j++)
+            cr[j] = cl ? pfvm__la_clamp1(cr[j] + rr[j], cl) : cr[j] + rr[j];
+    }
+}
+#endif
 
 /* C (mc x nc) += alpha * A-block (packed strips) * B-block (packed panels
  * of kc x PFVM_LA_NB, one after the other, zero past nc up to a whole
@@ -647,7 +699,7 @@ static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int6
                            const float *bpack, float *c, int64_t ldc, float alpha, const pfvm__la_bepi *ep)
 {
     int64_t j, i, b1 = pfvm__la_b1(kn, kc);
-    const float *cl = ep ? ep->cl : NULL;
+    const float *res = ep ? ep->res : NULL, *cl = ep && !res ? ep->cl : NULL; /* with res: clamped after it */
     for (j = 0; j < nc; j += kn->nr) {
         int64_t nr = nc - j < kn->nr ? nc - j : kn->nr;
         /* panel j / NB, column j % NB in it (a kernel narrower than a panel) */
@@ -655,12 +707,25 @@ static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int6
         for (i = 0; i < mc; i += kn->mr) {
             int64_t mr = mc - i < kn->mr ? mc - i : kn->mr;
             const float *bias = !ep || !ep->init ? NULL : ep->bias ? ep->bias + i : pfvm__la_zero_bias;
+#if defined(PFVM__STORE_RESIDUAL) && defined(__GNUC__)
+            if (res) { /* the tile's residual rows (far apart, one per output channel) fetched while it computes */
+                int64_t r;
+                for (r = 0; r < mr; r++) {
+                    __builtin_prefetch(res + (i + r) * ldc + j);
+                    __builtin_prefetch(res + (i + r) * ldc + j + nr - 1);
+                }
+            }
+#endif
             if (mr == kn->mr && nr == kn->nr)
                 pfvm__la_chunks(kn->fn, kn->mr, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha,
                                 bias, cl);
             else
                 pfvm__la_edge(kn, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha, mr, nr, bias,
                               cl);
+#ifdef PFVM__STORE_RESIDUAL
+            if (res)
+                pfvm__la_res_tile(c + i * ldc + j, ldc, res + i * ldc + j, mr, nr, ep->cl);
+#endif
         }
     }
 }
@@ -1033,6 +1098,7 @@ static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, pfvm__
                     ep.init = pc == 0;
                     ep.bias = e->bias ? e->bias + ic : NULL;
                     ep.cl = pc + kc >= k ? PFVM__LA_CL(e) : NULL;
+                    ep.res = pc + kc >= k && PFVM__LA_RES(e) ? PFVM__LA_RES(e) + ic * ldc + jc : NULL;
                 }
                 if (apre)
                     pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, c + ic * ldc + jc, ldc, alpha,
@@ -1126,6 +1192,28 @@ static void pfvm__la_epi_clamp(const pfvm_la_epi *e, int64_t m, int64_t j0, int6
     }
 }
 
+/* The epilogue without its residual (and so without its clamp, which
+ * comes after the residual), for the paths whose kernels do not add it:
+ * pfvm__la_epi_res adds both to their result (columns j0..j1) after. */
+static const pfvm_la_epi *pfvm__la_epi_bias_only(const pfvm_la_epi *e, pfvm_la_epi *tmp)
+{
+    if (!e || !PFVM__LA_RES(e))
+        return e;
+    tmp->bias = e->bias;
+    tmp->cl = tmp->res = NULL;
+    return tmp;
+}
+
+static void pfvm__la_epi_res(const pfvm_la_epi *e, int64_t m, int64_t j0, int64_t j1, float *c, int64_t ldc)
+{
+#ifdef PFVM__STORE_RESIDUAL
+    if (e && e->res && j1 > j0)
+        pfvm__la_res_tile(c + j0, ldc, e->res + j0, m, j1 - j0, PFVM__LA_CL(e));
+#else
+    (void)e, (void)m, (void)j0, (void)j1, (void)c, (void)ldc;
+#endif
+}
+
 /* The engine with its small blocks in bpack (PFVM__LA_NR_MAX x kc floats)
  * and apack (2 x PFVM__LA_MR_MAX x kc), kc = min(k, PFVM_LA_KC), and, with
  * a workspace ws, its large blocks there; e: NULL or the epilogue. */
@@ -1136,6 +1224,8 @@ static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, cons
     const pfvm__la_kern *kn = pfvm__la_pick();
     pfvm__la_blocks bl = pfvm__la_blocking(kn, m, n, k, ws != NULL);
     int plain = pfvm__la_gemv_fits(m, pack, user);
+    pfvm_la_epi e_tmp;
+    const pfvm_la_epi *eb = pfvm__la_epi_bias_only(e, &e_tmp); /* e less its residual: pfvm__la_epi_res after */
     if (m <= 0 || n <= 0 || k <= 0)
         return;
 #ifdef PFVM__LA_T4
@@ -1146,19 +1236,21 @@ static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, cons
         (pack != pfvm_la_pack_strided ||
          (!plain && (m > 2 * kn->mr || ((const pfvm_la_strided *)user)->s_n != 1)))) {
         if (pack != pfvm_la_pack_strided ||
-            !pfvm__la_t4_strided(m, n, k, alpha, a, as_m, (const pfvm_la_strided *)user, c, ldc, bpack, apack, e))
-            pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, bpack, apack, e);
+            !pfvm__la_t4_strided(m, n, k, alpha, a, as_m, (const pfvm_la_strided *)user, c, ldc, bpack, apack, eb))
+            pfvm__la_t4_inplace(m, n, k, alpha, a, as_m, pack, user, c, ldc, bpack, apack, eb);
+        pfvm__la_epi_res(e, m, 0, n, c, ldc);
         return;
     }
     plain = plain || (!ws && as_k == 1);
 #endif
     if (e && plain)
-        pfvm__la_epi_fill(e, m, 0, n, c, ldc);
+        pfvm__la_epi_fill(eb, m, 0, n, c, ldc);
     if (pack == pfvm_la_pack_strided &&
         (pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc) ||
-         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, apack, bpack, e))) {
+         pfvm__la_direct(kn, m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc, apack, bpack, eb))) {
         if (e && plain)
-            pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
+            pfvm__la_epi_clamp(eb, m, 0, n, c, ldc);
+        pfvm__la_epi_res(e, m, 0, n, c, ldc);
         return;
     }
     pfvm__la_blocked(kn, bl, pfvm__la_whole(m, n), k, alpha, a, as_m, as_k, NULL, 0, pack, user, c, ldc,
@@ -1331,14 +1423,17 @@ static void pfvm__la_rect_run(pfvm__la_par *p, int chunk, float *ws)
         float stack_b[PFVM_LA_KC * PFVM__LA_NR_MAX], stack_a[2 * PFVM__LA_MR_MAX * PFVM_LA_KC];
         int64_t n = r.j1 - r.j0;
         int plain = p->e && pfvm__la_gemv_fits(p->m, p->pack, p->user);
+        pfvm_la_epi e_tmp;
+        const pfvm_la_epi *eb = pfvm__la_epi_bias_only(p->e, &e_tmp); /* the residual after */
         b.data += r.j0 * b.s_n;
         if (plain)
-            pfvm__la_epi_fill(p->e, p->m, r.j0, r.j1, p->c, p->ldc);
+            pfvm__la_epi_fill(eb, p->m, r.j0, r.j1, p->c, p->ldc);
         if (!pfvm__la_gemv(p->m, n, p->k, p->alpha, p->a, p->as_m, p->as_k, &b, p->c + r.j0, p->ldc))
             pfvm__la_direct(p->kn, p->m, n, p->k, p->alpha, p->a, p->as_m, p->as_k, &b, p->c + r.j0, p->ldc, stack_a,
-                            stack_b, p->e);
+                            stack_b, eb);
         if (plain)
-            pfvm__la_epi_clamp(p->e, p->m, r.j0, r.j1, p->c, p->ldc);
+            pfvm__la_epi_clamp(eb, p->m, r.j0, r.j1, p->c, p->ldc);
+        pfvm__la_epi_res(p->e, p->m, r.j0, r.j1, p->c, p->ldc);
         return;
     }
     pfvm__la_blocked(p->kn, p->bl, r, p->k, p->alpha, p->a, p->as_m, p->as_k, p->apre, p->mpad, p->pack, p->user, p->c,
@@ -1439,8 +1534,11 @@ PFVM_INTERNAL void pfvm_la_sgemm_epi_mt(pfvm_kctx *k, int64_t m, int64_t n, int6
     p.a = a, p.as_m = as_m, p.as_k = as_k, p.apre = apacked;
     p.pack = pack, p.user = user, p.c = c, p.ldc = ldc, p.ws = ws, p.e = e;
     if (e && m > 0 && n > 0 && kk <= 0) { /* no product: C is the epilogue of zero */
-        pfvm__la_epi_fill(e, m, 0, n, c, ldc);
-        pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
+        pfvm_la_epi e_tmp;
+        const pfvm_la_epi *eb = pfvm__la_epi_bias_only(e, &e_tmp);
+        pfvm__la_epi_fill(eb, m, 0, n, c, ldc);
+        pfvm__la_epi_clamp(eb, m, 0, n, c, ldc);
+        pfvm__la_epi_res(e, m, 0, n, c, ldc);
         return;
     }
     pfvm__la_run(k, &p);

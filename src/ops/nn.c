@@ -2090,9 +2090,10 @@ PFVM_DISPATCH static void pfvm__nn_fill(float *y, int64_t n, float v)
 }
 #endif
 
-#ifdef PFVM__STORE_CLAMP
+#if defined(PFVM__STORE_CLAMP) || defined(PFVM__STORE_RESIDUAL)
 /* y[0..n) clamped to [cl[0], cl[1]] as Clip or Relu does (cl[2]: pfvm__kctx_services.clamp,
- * which the fused-loop engine sets in PFVM__STORE_CLAMP builds: x86, 32-bit Arm). */
+ * which the fused-loop engine sets in PFVM__STORE_CLAMP builds: x86, 32-bit Arm; and
+ * after a residual in PFVM__STORE_RESIDUAL builds: x86-64, aarch64). */
 PFVM_DISPATCH static void pfvm__nn_clamp(float *y, int64_t n, const float *cl)
 {
     const float lo = cl[0], hi = cl[1];
@@ -2131,6 +2132,27 @@ PFVM_DISPATCH static void pfvm__nn_clamp(float *y, int64_t n, const float *cl)
 #define PFVM__NN_CLAMP_OF(k) ((k)->services ? (k)->services->clamp : NULL)
 #else
 #define PFVM__NN_CLAMP_OF(k) ((void)(k), (const float *)NULL)
+#endif
+
+#ifdef PFVM__STORE_RESIDUAL
+/* y[0..n) plus the residual r (pfvm__kctx_services.residual), then
+ * clamped where cl: for the Conv paths whose stores do not add it (the
+ * GEMM's tiles do). */
+PFVM_DISPATCH static void pfvm__nn_add_residual(float *y, const float *r, int64_t n, const float *cl)
+{
+    int64_t i = 0;
+    int j;
+    for (; i + 16 <= n; i += 16) /* blocks of fixed length, which compilers vectorize */
+        for (j = 0; j < 16; j++)
+            y[i + j] += r[i + j];
+    for (; i < n; i++)
+        y[i] += r[i];
+    if (cl)
+        pfvm__nn_clamp(y, n, cl);
+}
+#define PFVM__NN_RESIDUAL_OF(k) ((k)->services ? (k)->services->residual : NULL)
+#else
+#define PFVM__NN_RESIDUAL_OF(k) ((void)(k), (const float *)NULL)
 #endif
 
 #ifndef PFVM_CONV_NO_DEPTHWISE
@@ -2260,9 +2282,10 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 }
 #endif
 
-/* cl: NULL, or the clamp of the results (pfvm__kctx_services.clamp). */
+/* cl: NULL, or the clamp of the results (pfvm__kctx_services.clamp); res:
+ * NULL, or the residual added before it (pfvm__kctx_services.residual). */
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
-                                   float *y, const pfvm__nn_packed *pk, const float *cl)
+                                   float *y, const pfvm__nn_packed *pk, const float *cl, const float *res)
 {
     int64_t n, gr;
     int failed = 0, is2d, direct = 0;
@@ -2271,13 +2294,17 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     is2d = pfvm__nn_2d_fits(g, &dw);
 #ifndef PFVM_CONV_NO_DEPTHWISE /* else such planes are 1-row products */
     if (g->MG == 1 && g->CG == 1) {
-        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y, cl);
+        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y, res ? NULL : cl);
+#ifdef PFVM__STORE_RESIDUAL
+        if (res) /* the residual, then the clamp, in a pass of their own */
+            pfvm__nn_add_residual(y, res, g->N * g->M * g->out_plane, cl);
+#endif
         return PFVM_OK;
     }
 #endif
 #ifdef PFVM__NN_DIRECT
     direct = pfvm__nn_direct_window(&g->w, g->MG, g->CG, g->kk);
-    if (direct && is2d) {
+    if (direct && is2d && !res) {
         /* Relu (no upper bound) as the blocks store; any other clamp after */
         const float *lo = cl && cl[2] != 0.0f && cl[1] == INFINITY ? cl : NULL;
         if (pfvm__nn_conv_direct(g, &dw, x, wt, bias, y, lo)) {
@@ -2302,6 +2329,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
             pfvm_la_epi e; /* the bias and the clamp, applied by the engine as it stores */
             e.bias = bias ? bias + gr * g->MG : NULL;
             e.cl = cl;
+            e.res = res ? res + (n * g->M + gr * g->MG) * g->out_plane : NULL; /* laid out as y */
             if (pfvm__nn_pointwise(g)) {
                 pfvm_la_strided b;
                 b.data = xg;
@@ -2352,13 +2380,27 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
         return k->st ? k->st->code : PFVM_ERR_RUNTIME;
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
         return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
-                                 (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group), PFVM__NN_CLAMP_OF(k));
+                                 (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group), PFVM__NN_CLAMP_OF(k),
+                                 PFVM__NN_RESIDUAL_OF(k));
     if (!PFVM__F64)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
                              "%s inputs need the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
                              pfvm_dtype_name(X->dtype));
     sc.y = k->out[0];
     sc.b = B;
+#ifdef PFVM__STORE_RESIDUAL
+    if (PFVM__NN_RESIDUAL_OF(k)) {
+        /* the fused head's residual and clamp (a float output) after the reference loops */
+        pfvm_code rc = pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
+        if (rc == PFVM_OK && k->out[0]->dtype == PFVM_FLOAT && k->out[0]->data)
+            pfvm__nn_add_residual((float *)k->out[0]->data, PFVM__NN_RESIDUAL_OF(k), pfvm_tensor_numel(k->out[0]),
+                                  PFVM__NN_CLAMP_OF(k));
+        else if (rc == PFVM_OK)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "a residual added to a result of type %s",
+                                 pfvm_dtype_name(k->out[0]->dtype));
+        return rc;
+    }
+#endif
 #ifdef PFVM__STORE_CLAMP
     if (PFVM__NN_CLAMP_OF(k)) {
         /* the fused head's clamp (a float output) after the reference loops */
@@ -5380,7 +5422,7 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
     {NULL, NULL, NULL}};
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS | PFVM__OP_STORE_CLAMP, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv, pfvm__nn_conv_infer_variants},
+    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS | PFVM__OP_STORE_CLAMP | PFVM__OP_STORE_RESIDUAL, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv, pfvm__nn_conv_infer_variants},
     {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL, NULL, NULL, NULL},
     {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, pfvm__nn_maxpool_infer_variants},
     {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, NULL},

@@ -161,6 +161,13 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed_mt(pfvm_kctx *k, int64_t m, int64_t n, i
  * has no clamp passes (nothing sets cl there): cl is ignored. */
 typedef struct pfvm_la_epi {
     const float *bias, *cl;
+    /* NULL, or a tensor added to the result before the clamp (a residual
+     * connection: C = clamp(alpha * A * B + bias[i] + res[i * ldc + j])),
+     * laid out as C (rows ldc apart) and not overlapping it. Builds with
+     * PFVM__STORE_RESIDUAL (src/ops/fused.h) only: ignored elsewhere. The
+     * bits are those of the product's epilogue, then an Add, then the
+     * clamp. */
+    const float *res;
 } pfvm_la_epi;
 /* pfvm_la_sgemm_mt (apacked NULL) or pfvm_la_sgemm_packed_mt (A packed by
  * pfvm_la_pack_a_all; a, as_m, as_k unused) with the epilogue e. */
