@@ -3435,7 +3435,7 @@ PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *use
  * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts).
  * 1024 (4 KB registers) on 64-bit hosts: with 16-float vectors a kernel call
  * then runs 64 iterations, not 16, and a group's registers still fit a
- * 32-48 KB L1 cache; 256 elsewhere (microcontrollers: stack and RAM). */
+ * 32-48 KB L1 cache; 64 elsewhere (microcontrollers: stack and RAM). */
 #ifndef PFVM_FUSE_BLOCK
 #if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(_M_ARM64)
 #define PFVM_FUSE_BLOCK 1024
@@ -3443,7 +3443,10 @@ PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *use
 /* no engine: only the element-wise loops' blocks (three on the stack) */
 #define PFVM_FUSE_BLOCK 64
 #else
-#define PFVM_FUSE_BLOCK 256
+/* 32-bit cores: 64, as small a block as keeps the per-block calls a few
+ * percent of the work: a group's last, partial block runs whole, and at
+ * 256 a 128-element group (the mlp's GELU) computed twice its size */
+#define PFVM_FUSE_BLOCK 64
 #endif
 #endif
 
@@ -22420,6 +22423,30 @@ static pfvm_code pfvm__fz_prepare_head(pfvm__fz_prog *p, const pfvm_kctx *k, con
     return p->head->op->prepare(&kk, hc, &p->head_state, &p->head_state_free);
 }
 
+/* Does some reader take the whole block of register r, a fixed input's
+ * (one value for the run)? The variants of instructions whose second
+ * source it is (fn_c, set for this run) read its first element only: a
+ * group of constants (GELU's three) then fills one float each, not a
+ * block each, at every run (on a Cortex-M4, 256 x 7 instructions apiece,
+ * more than the mlp's GELU computes). */
+static int pfvm__fz_fixed_read_all(const pfvm__fz_prog *p, int r)
+{
+    int n = (int)stbds_arrlen(p->ins), i, j;
+    for (i = 0; i < n; i++) {
+        const pfvm__fz_ins *in = &p->ins[i];
+        for (j = 0; j < in->n_src; j++)
+            if (in->s[j] == r && !(j == 1 && in->s1_fixed && in->fn_c && in->run == in->fn_c))
+                return 1;
+    }
+    for (j = 0; j < p->n_out; j++)
+        if (p->out_reg[j] == r)
+            return 1;
+    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
+        if (p->sinks[j].src == r)
+            return 1;
+    return 0;
+}
+
 static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
 {
     int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], total = 1, inner, n_acc = 0;
@@ -22616,8 +22643,8 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             for (d = 0; d < r; d++)
                 fixed &= st[d] == 0;
             p->fixed[j] = (unsigned char)fixed;
-            if (fixed)
-                pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, p->inp[j], 0, 0, PFVM_FUSE_BLOCK);
+            if (fixed) /* its one value; the whole block below if a reader needs it */
+                pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, p->inp[j], 0, 0, 1);
         }
         /* instructions whose second source is a fixed input: their variant */
         for (i = 0; i < (int)stbds_arrlen(p->ins); i++) {
@@ -22631,6 +22658,9 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                         in->run = in->fn_c;
                 }
         }
+        for (j = 0; j < p->n_ld; j++)
+            if (p->in_reg[j] >= 0 && p->fixed[j] && pfvm__fz_fixed_read_all(p, p->in_reg[j]))
+                pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, p->inp[j], 0, 0, PFVM_FUSE_BLOCK);
         pfvm__fz_chains(p);
         p->n_chunks = 0;
         j = pfvm__fz_walk_split(p, k, r, D, inner, total);
@@ -25455,6 +25485,7 @@ static void pfvm__la_kern_t4(int64_t kc, const float *ap, const float *bp, int64
                      : [lb] "r"(lb), [end] "r"(end), [z] "r"(0)                                                \
                      : "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
 #define PFVM__LA_T4A_DECL float c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33;
+#define PFVM__LA_T4_ASM 1 /* pfvm__la_kern_t4p too */
 #else
 #define PFVM__LA_T4A_DECL PFVM__LA_T4_DECL
 #define PFVM__LA_T4A_LOOP                                                                                       \
@@ -25499,6 +25530,73 @@ static void pfvm__la_kern_t4d(ptrdiff_t kc, const float *a, ptrdiff_t as_m, cons
             PFVM__LA_T4_ROW(0) PFVM__LA_T4_ROW(1) PFVM__LA_T4_ROW(2) PFVM__LA_T4_ROW(3)
         } while (p0 < end);
     PFVM__LA_T4_STORE
+}
+
+#ifdef PFVM__LA_T4_ASM
+/* pfvm__la_kern_t4d with A's 4 rows packed (ap[4p + r]: one vldm a step;
+ * eight pointers would not fit the asm's operands, and gcc -Os spills four
+ * of them: 42 instructions per 16 multiply-adds, 23 here). The same fused
+ * multiply-adds in the same order: the same bits. */
+static void pfvm__la_kern_t4p(ptrdiff_t kc, const float *ap, const float *b, ptrdiff_t sn, float *c, ptrdiff_t lc,
+                              float alpha)
+{
+    float c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33;
+    const float *q0 = b, *q1 = q0 + sn, *q2 = q1 + sn, *q3 = q2 + sn, *end = ap + 4 * kc;
+    __asm__ volatile(PFVM__LA_T4_Z4(0) PFVM__LA_T4_Z4(1) PFVM__LA_T4_Z4(2) PFVM__LA_T4_Z4(3)
+                     "cmp %[ap], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[ap]!, {s16-s19}\n\t"
+                     "vldmia %[q0]!, {s20}\n\t"
+                     "vldmia %[q1]!, {s21}\n\t"
+                     "vldmia %[q2]!, {s22}\n\t"
+                     "vldmia %[q3]!, {s23}\n\t" PFVM__LA_T4_F4(0, "s16") PFVM__LA_T4_F4(1, "s17")
+                         PFVM__LA_T4_F4(2, "s18") PFVM__LA_T4_F4(3, "s19") "cmp %[ap], %[end]\n\t"
+                                                                             "blo 1b\n"
+                                                                             "2:\n\t"
+                     : [ap] "+r"(ap), [q0] "+r"(q0), [q1] "+r"(q1), [q2] "+r"(q2), [q3] "+r"(q3), PFVM__LA_T4_O4(0),
+                       PFVM__LA_T4_O4(1), PFVM__LA_T4_O4(2), PFVM__LA_T4_O4(3)
+                     : [end] "r"(end), [z] "r"(0)
+                     : "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
+    PFVM__LA_T4_STORE
+}
+
+/* A's rows i..i+3, steps 0..kc of K (contiguous), as pfvm__la_kern_t4p
+ * reads them; pointer-sized indices (no 64-bit products on the M4). */
+static void pfvm__la_pack_a4(ptrdiff_t kc, const float *a, ptrdiff_t as_m, float *d)
+{
+    const float *a1 = a + as_m, *a2 = a1 + as_m, *a3 = a2 + as_m;
+    ptrdiff_t p;
+    for (p = 0; p < kc; p++, d += 4) {
+        d[0] = a[p];
+        d[1] = a1[p];
+        d[2] = a2[p];
+        d[3] = a3[p];
+    }
+}
+#endif
+
+/* pfvm__la_kern_t4d for one column of B (the last ones of a transposed B,
+ * fewer than 4): the same fused multiply-adds in the same order as
+ * pfvm__la_kern_t4a on a packed panel, with no panel packed (zero-filled
+ * to 16 columns) nor tile copied. */
+static void pfvm__la_kern_t4d1(ptrdiff_t kc, const float *a, ptrdiff_t as_m, const float *b, float *c, ptrdiff_t lc,
+                               float alpha)
+{
+    float c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+    const float *p0 = a, *p1 = p0 + as_m, *p2 = p1 + as_m, *p3 = p2 + as_m, *end = a + kc;
+    if (kc > 0)
+        do {
+            float bv = *b++;
+            c0 = PFVM__LA_FMA(*p0++, bv, c0);
+            c1 = PFVM__LA_FMA(*p1++, bv, c1);
+            c2 = PFVM__LA_FMA(*p2++, bv, c2);
+            c3 = PFVM__LA_FMA(*p3++, bv, c3);
+        } while (p0 < end);
+    c[0] = PFVM__LA_FMA(alpha, c0, c[0]);
+    c[lc] = PFVM__LA_FMA(alpha, c1, c[lc]);
+    c[2 * lc] = PFVM__LA_FMA(alpha, c2, c[2 * lc]);
+    c[3 * lc] = PFVM__LA_FMA(alpha, c3, c[3 * lc]);
 }
 #undef PFVM__LA_T4_DECL
 #undef PFVM__LA_T4_ROW
@@ -26228,6 +26326,16 @@ static int pfvm__la_t4_strided(int64_t m, int64_t n, int64_t k, float alpha, con
         return 0;
     for (pc = 0; pc < k; pc += kc) {
         kc = k - pc < PFVM_LA_KC ? (ptrdiff_t)(k - pc) : PFVM_LA_KC;
+#ifdef PFVM__LA_T4_ASM
+        if (sn != 1) { /* a transposed B: A's 4 rows packed once for the row of tiles */
+            for (i = 0; i < m4; i += 4) {
+                pfvm__la_pack_a4(kc, a + i * sm + pc, sm, apack);
+                for (j = 0; j < n4; j += 4)
+                    pfvm__la_kern_t4p(kc, apack, b->data + pc + j * sn, sn, c + i * lc + j, lc, alpha);
+            }
+            continue;
+        }
+#endif
         for (j = 0; j < n4; j += 4)
             for (i = 0; i < m4; i += 4) {
                 const float *bj = b->data + pc * sk + j * sn;
@@ -26238,7 +26346,14 @@ static int pfvm__la_t4_strided(int64_t m, int64_t n, int64_t k, float alpha, con
                     pfvm__la_kern_t4d(kc, a + i * sm + pc, sm, bj, sn, c + i * lc + j, lc, alpha);
             }
     }
-    if (n4 < n) {
+    if (n4 < n && sn != 1) { /* the last columns of a transposed B: in place too */
+        for (pc = 0; pc < k; pc += kc) {
+            kc = k - pc < PFVM_LA_KC ? (ptrdiff_t)(k - pc) : PFVM_LA_KC;
+            for (j = n4; j < n; j++)
+                for (i = 0; i < m4; i += 4)
+                    pfvm__la_kern_t4d1(kc, a + i * sm + pc, sm, b->data + pc + j * sn, c + i * lc + j, lc, alpha);
+        }
+    } else if (n4 < n) {
         pfvm_la_strided rest = *b;
         rest.data += n4 * sn;
         pfvm__la_t4_inplace(m4, n - n4, k, alpha, a, as_m, pfvm_la_pack_strided, &rest, c + n4, ldc, bpack, apack, e);
@@ -32180,11 +32295,15 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
              * pointer-sized: no 64-bit arithmetic on a 32-bit core */
             ptrdiff_t q, nq = (ptrdiff_t)inner, is = 0, ib = 0, ns_ = (ptrdiff_t)ns, nb_ = (ptrdiff_t)nb;
             pfvm__nn_moments_f32(xp, inner, (float)eps, &fm, &fi); /* eps: the float attribute's value */
-            for (q = 0; q < nq; q++) {
-                yp[q] = (xp[q] - fm) * fi * sp[is] + (bp ? bp[ib] : 0.0f);
-                is = is + 1 == ns_ ? 0 : is + 1;
-                ib = ib + 1 == nb_ ? 0 : ib + 1;
-            }
+            if (ns_ == nq && bp && nb_ == nq) /* scale and bias of the row's length: no wrapping (same bits) */
+                for (q = 0; q < nq; q++)
+                    yp[q] = (xp[q] - fm) * fi * sp[q] + bp[q];
+            else
+                for (q = 0; q < nq; q++) {
+                    yp[q] = (xp[q] - fm) * fi * sp[is] + (bp ? bp[ib] : 0.0f);
+                    is = is + 1 == ns_ ? 0 : is + 1;
+                    ib = ib + 1 == nb_ ? 0 : ib + 1;
+                }
             if (k->n_out > 1 && k->out[1] && k->out[1]->dtype == PFVM_FLOAT)
                 ((float *)k->out[1]->data)[o] = fm;
             if (k->n_out > 2 && k->out[2] && k->out[2]->dtype == PFVM_FLOAT)

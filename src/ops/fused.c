@@ -1571,6 +1571,30 @@ static pfvm_code pfvm__fz_prepare_head(pfvm__fz_prog *p, const pfvm_kctx *k, con
     return p->head->op->prepare(&kk, hc, &p->head_state, &p->head_state_free);
 }
 
+/* Does some reader take the whole block of register r, a fixed input's
+ * (one value for the run)? The variants of instructions whose second
+ * source it is (fn_c, set for this run) read its first element only: a
+ * group of constants (GELU's three) then fills one float each, not a
+ * block each, at every run (on a Cortex-M4, 256 x 7 instructions apiece,
+ * more than the mlp's GELU computes). */
+static int pfvm__fz_fixed_read_all(const pfvm__fz_prog *p, int r)
+{
+    int n = (int)stbds_arrlen(p->ins), i, j;
+    for (i = 0; i < n; i++) {
+        const pfvm__fz_ins *in = &p->ins[i];
+        for (j = 0; j < in->n_src; j++)
+            if (in->s[j] == r && !(j == 1 && in->s1_fixed && in->fn_c && in->run == in->fn_c))
+                return 1;
+    }
+    for (j = 0; j < p->n_out; j++)
+        if (p->out_reg[j] == r)
+            return 1;
+    for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
+        if (p->sinks[j].src == r)
+            return 1;
+    return 0;
+}
+
 static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
 {
     int64_t S[PFVM_MAX_RANK], D[PFVM_MAX_RANK], total = 1, inner, n_acc = 0;
@@ -1767,8 +1791,8 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             for (d = 0; d < r; d++)
                 fixed &= st[d] == 0;
             p->fixed[j] = (unsigned char)fixed;
-            if (fixed)
-                pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, p->inp[j], 0, 0, PFVM_FUSE_BLOCK);
+            if (fixed) /* its one value; the whole block below if a reader needs it */
+                pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, p->inp[j], 0, 0, 1);
         }
         /* instructions whose second source is a fixed input: their variant */
         for (i = 0; i < (int)stbds_arrlen(p->ins); i++) {
@@ -1782,6 +1806,9 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
                         in->run = in->fn_c;
                 }
         }
+        for (j = 0; j < p->n_ld; j++)
+            if (p->in_reg[j] >= 0 && p->fixed[j] && pfvm__fz_fixed_read_all(p, p->in_reg[j]))
+                pfvm__fz_load(p->regs + (size_t)p->in_reg[j] * PFVM_FUSE_BLOCK, p->inp[j], 0, 0, PFVM_FUSE_BLOCK);
         pfvm__fz_chains(p);
         p->n_chunks = 0;
         j = pfvm__fz_walk_split(p, k, r, D, inner, total);

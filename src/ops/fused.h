@@ -39,7 +39,7 @@ extern "C" {
  * unroll and vectorize them (gcc -O2 vectorizes only constant trip counts).
  * 1024 (4 KB registers) on 64-bit hosts: with 16-float vectors a kernel call
  * then runs 64 iterations, not 16, and a group's registers still fit a
- * 32-48 KB L1 cache; 256 elsewhere (microcontrollers: stack and RAM). */
+ * 32-48 KB L1 cache; 64 elsewhere (microcontrollers: stack and RAM). */
 #ifndef PFVM_FUSE_BLOCK
 #if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(_M_ARM64)
 #define PFVM_FUSE_BLOCK 1024
@@ -47,7 +47,10 @@ extern "C" {
 /* no engine: only the element-wise loops' blocks (three on the stack) */
 #define PFVM_FUSE_BLOCK 64
 #else
-#define PFVM_FUSE_BLOCK 256
+/* 32-bit cores: 64, as small a block as keeps the per-block calls a few
+ * percent of the work: a group's last, partial block runs whole, and at
+ * 256 a 128-element group (the mlp's GELU) computed twice its size */
+#define PFVM_FUSE_BLOCK 64
 #endif
 #endif
 

@@ -268,6 +268,7 @@ static void pfvm__la_kern_t4(int64_t kc, const float *ap, const float *bp, int64
                      : [lb] "r"(lb), [end] "r"(end), [z] "r"(0)                                                \
                      : "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
 #define PFVM__LA_T4A_DECL float c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33;
+#define PFVM__LA_T4_ASM 1 /* pfvm__la_kern_t4p too */
 #else
 #define PFVM__LA_T4A_DECL PFVM__LA_T4_DECL
 #define PFVM__LA_T4A_LOOP                                                                                       \
@@ -312,6 +313,73 @@ static void pfvm__la_kern_t4d(ptrdiff_t kc, const float *a, ptrdiff_t as_m, cons
             PFVM__LA_T4_ROW(0) PFVM__LA_T4_ROW(1) PFVM__LA_T4_ROW(2) PFVM__LA_T4_ROW(3)
         } while (p0 < end);
     PFVM__LA_T4_STORE
+}
+
+#ifdef PFVM__LA_T4_ASM
+/* pfvm__la_kern_t4d with A's 4 rows packed (ap[4p + r]: one vldm a step;
+ * eight pointers would not fit the asm's operands, and gcc -Os spills four
+ * of them: 42 instructions per 16 multiply-adds, 23 here). The same fused
+ * multiply-adds in the same order: the same bits. */
+static void pfvm__la_kern_t4p(ptrdiff_t kc, const float *ap, const float *b, ptrdiff_t sn, float *c, ptrdiff_t lc,
+                              float alpha)
+{
+    float c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33;
+    const float *q0 = b, *q1 = q0 + sn, *q2 = q1 + sn, *q3 = q2 + sn, *end = ap + 4 * kc;
+    __asm__ volatile(PFVM__LA_T4_Z4(0) PFVM__LA_T4_Z4(1) PFVM__LA_T4_Z4(2) PFVM__LA_T4_Z4(3)
+                     "cmp %[ap], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[ap]!, {s16-s19}\n\t"
+                     "vldmia %[q0]!, {s20}\n\t"
+                     "vldmia %[q1]!, {s21}\n\t"
+                     "vldmia %[q2]!, {s22}\n\t"
+                     "vldmia %[q3]!, {s23}\n\t" PFVM__LA_T4_F4(0, "s16") PFVM__LA_T4_F4(1, "s17")
+                         PFVM__LA_T4_F4(2, "s18") PFVM__LA_T4_F4(3, "s19") "cmp %[ap], %[end]\n\t"
+                                                                             "blo 1b\n"
+                                                                             "2:\n\t"
+                     : [ap] "+r"(ap), [q0] "+r"(q0), [q1] "+r"(q1), [q2] "+r"(q2), [q3] "+r"(q3), PFVM__LA_T4_O4(0),
+                       PFVM__LA_T4_O4(1), PFVM__LA_T4_O4(2), PFVM__LA_T4_O4(3)
+                     : [end] "r"(end), [z] "r"(0)
+                     : "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "cc", "memory");
+    PFVM__LA_T4_STORE
+}
+
+/* A's rows i..i+3, steps 0..kc of K (contiguous), as pfvm__la_kern_t4p
+ * reads them; pointer-sized indices (no 64-bit products on the M4). */
+static void pfvm__la_pack_a4(ptrdiff_t kc, const float *a, ptrdiff_t as_m, float *d)
+{
+    const float *a1 = a + as_m, *a2 = a1 + as_m, *a3 = a2 + as_m;
+    ptrdiff_t p;
+    for (p = 0; p < kc; p++, d += 4) {
+        d[0] = a[p];
+        d[1] = a1[p];
+        d[2] = a2[p];
+        d[3] = a3[p];
+    }
+}
+#endif
+
+/* pfvm__la_kern_t4d for one column of B (the last ones of a transposed B,
+ * fewer than 4): the same fused multiply-adds in the same order as
+ * pfvm__la_kern_t4a on a packed panel, with no panel packed (zero-filled
+ * to 16 columns) nor tile copied. */
+static void pfvm__la_kern_t4d1(ptrdiff_t kc, const float *a, ptrdiff_t as_m, const float *b, float *c, ptrdiff_t lc,
+                               float alpha)
+{
+    float c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+    const float *p0 = a, *p1 = p0 + as_m, *p2 = p1 + as_m, *p3 = p2 + as_m, *end = a + kc;
+    if (kc > 0)
+        do {
+            float bv = *b++;
+            c0 = PFVM__LA_FMA(*p0++, bv, c0);
+            c1 = PFVM__LA_FMA(*p1++, bv, c1);
+            c2 = PFVM__LA_FMA(*p2++, bv, c2);
+            c3 = PFVM__LA_FMA(*p3++, bv, c3);
+        } while (p0 < end);
+    c[0] = PFVM__LA_FMA(alpha, c0, c[0]);
+    c[lc] = PFVM__LA_FMA(alpha, c1, c[lc]);
+    c[2 * lc] = PFVM__LA_FMA(alpha, c2, c[2 * lc]);
+    c[3 * lc] = PFVM__LA_FMA(alpha, c3, c[3 * lc]);
 }
 #undef PFVM__LA_T4_DECL
 #undef PFVM__LA_T4_ROW
@@ -1041,6 +1109,16 @@ static int pfvm__la_t4_strided(int64_t m, int64_t n, int64_t k, float alpha, con
         return 0;
     for (pc = 0; pc < k; pc += kc) {
         kc = k - pc < PFVM_LA_KC ? (ptrdiff_t)(k - pc) : PFVM_LA_KC;
+#ifdef PFVM__LA_T4_ASM
+        if (sn != 1) { /* a transposed B: A's 4 rows packed once for the row of tiles */
+            for (i = 0; i < m4; i += 4) {
+                pfvm__la_pack_a4(kc, a + i * sm + pc, sm, apack);
+                for (j = 0; j < n4; j += 4)
+                    pfvm__la_kern_t4p(kc, apack, b->data + pc + j * sn, sn, c + i * lc + j, lc, alpha);
+            }
+            continue;
+        }
+#endif
         for (j = 0; j < n4; j += 4)
             for (i = 0; i < m4; i += 4) {
                 const float *bj = b->data + pc * sk + j * sn;
@@ -1051,7 +1129,14 @@ static int pfvm__la_t4_strided(int64_t m, int64_t n, int64_t k, float alpha, con
                     pfvm__la_kern_t4d(kc, a + i * sm + pc, sm, bj, sn, c + i * lc + j, lc, alpha);
             }
     }
-    if (n4 < n) {
+    if (n4 < n && sn != 1) { /* the last columns of a transposed B: in place too */
+        for (pc = 0; pc < k; pc += kc) {
+            kc = k - pc < PFVM_LA_KC ? (ptrdiff_t)(k - pc) : PFVM_LA_KC;
+            for (j = n4; j < n; j++)
+                for (i = 0; i < m4; i += 4)
+                    pfvm__la_kern_t4d1(kc, a + i * sm + pc, sm, b->data + pc + j * sn, c + i * lc + j, lc, alpha);
+        }
+    } else if (n4 < n) {
         pfvm_la_strided rest = *b;
         rest.data += n4 * sn;
         pfvm__la_t4_inplace(m4, n - n4, k, alpha, a, as_m, pfvm_la_pack_strided, &rest, c + n4, ldc, bpack, apack, e);

@@ -3974,11 +3974,15 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
              * pointer-sized: no 64-bit arithmetic on a 32-bit core */
             ptrdiff_t q, nq = (ptrdiff_t)inner, is = 0, ib = 0, ns_ = (ptrdiff_t)ns, nb_ = (ptrdiff_t)nb;
             pfvm__nn_moments_f32(xp, inner, (float)eps, &fm, &fi); /* eps: the float attribute's value */
-            for (q = 0; q < nq; q++) {
-                yp[q] = (xp[q] - fm) * fi * sp[is] + (bp ? bp[ib] : 0.0f);
-                is = is + 1 == ns_ ? 0 : is + 1;
-                ib = ib + 1 == nb_ ? 0 : ib + 1;
-            }
+            if (ns_ == nq && bp && nb_ == nq) /* scale and bias of the row's length: no wrapping (same bits) */
+                for (q = 0; q < nq; q++)
+                    yp[q] = (xp[q] - fm) * fi * sp[q] + bp[q];
+            else
+                for (q = 0; q < nq; q++) {
+                    yp[q] = (xp[q] - fm) * fi * sp[is] + (bp ? bp[ib] : 0.0f);
+                    is = is + 1 == ns_ ? 0 : is + 1;
+                    ib = ib + 1 == nb_ ? 0 : ib + 1;
+                }
             if (k->n_out > 1 && k->out[1] && k->out[1]->dtype == PFVM_FLOAT)
                 ((float *)k->out[1]->data)[o] = fm;
             if (k->n_out > 2 && k->out[2] && k->out[2]->dtype == PFVM_FLOAT)
