@@ -13,7 +13,7 @@
 # tests/test_float32_only.c checks; and with PFVM_NO_THREADS, and
 # PFVM_TERSE_MESSAGES, whose message format is checked too, and
 # PFVM_POOL_NO_INT8, also on digits quantized: uint8 MaxPool; and
-# PFVM_PLANNED_ONLY); and a
+# PFVM_PLANNED_ONLY, and PFVM_SMALL_KERNELS); and a
 # depthwise model (dscnn) without Conv's depthwise kernel, near the plain
 # build's outputs. Needs
 # build/interp (make). One line per build, then "N passed, M failed".
@@ -58,6 +58,7 @@ for cc in $compilers; do
         "both:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION" "selected:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION -include $B/ops.h" \
         "selected_fused:fused:-DPFVM_NO_AUTODIFF -include $B/ops.h" \
         "tile4:fused:-DPFVM_NO_DISPATCH -DPFVM_LA_TILE4 -DPFVM_CONV_DIRECT -DPFVM_EXACT_FMA" \
+        "small:fused:-DPFVM_SMALL_KERNELS" \
         "planned:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -include $B/ops.h" \
         "float32:fused:-DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY" \
         "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -include $B/ops.h" \
