@@ -215,5 +215,18 @@ else
     echo "ok   gemm_tile4: tests/test_gemm.c with the 4x4 tile of 32-bit Arm: $(tail -n 1 "$B/gemm_tile4.out")"
     pass=$((pass + 1))
 fi
+# the same rule with PFVM_SMALL_KERNELS' one loop nest (tests/test_gemm.c)
+if ! nice $CC -std=c99 -Wall -Wextra -pedantic -Werror -O2 -I. -Itests -DGEMM_AMALGAMATED -DPFVM_NO_DISPATCH \
+    -DPFVM_SMALL_KERNELS -DPFVM_EXACT_FMA tests/test_gemm.c -o "$B/gemm_small" -lprotobuf-nanopb -lm 2>"$B/gemm_small.log"; then
+    echo "FAIL gemm_small: compile:"
+    head -n 5 "$B/gemm_small.log"
+    fail=$((fail + 1))
+elif ! "$B/gemm_small" >"$B/gemm_small.out" 2>&1; then
+    echo "FAIL gemm_small: $(tail -n 1 "$B/gemm_small.out")"
+    fail=$((fail + 1))
+else
+    echo "ok   gemm_small: tests/test_gemm.c with PFVM_SMALL_KERNELS: $(tail -n 1 "$B/gemm_small.out")"
+    pass=$((pass + 1))
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
