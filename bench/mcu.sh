@@ -51,7 +51,7 @@ flash_by_origin() {
     }
     function add(size, file) {
         if (out !~ /^\.(text|rodata|data|ARM\.extab|ARM\.exidx|preinit_array|init_array|fini_array)$/) return
-        if (file ~ /pfvm_impl(_sel|_planned|_none)?\.o$/) k = "pfvm"
+        if (file ~ /pfvm_impl(_sel|_planned|_small|_none)?\.o$/) k = "pfvm"
         else if (file ~ /pb_(common|decode|encode)\.o$/) k = "nanopb"
         else if (file ~ /(main|main_sel|startup)\.o$/) k = "harness"
         else if (file ~ /model\.o$/) k = "model"
@@ -170,6 +170,9 @@ model-local functions or run-time shape checks), `PFVM_ARENA_CHUNK=1024`,
 `PFVM_TERSE_MESSAGES` and `PFVM_NO_FUSION` (no fusion hooks, no fused-loop
 engine; the selection header adds `PFVM_CONV_NO_DEPTHWISE` and
 `PFVM_POOL_NO_INT8`);
+`digits_small` is digits_planned's model, program and build with
+`PFVM_SMALL_KERNELS` too (opt-in, twelfth round: one loop nest for the
+matrix products, fewer bytes, more instructions);
 every other row links the whole library and runs the default passes on
 the device.
 
