@@ -251,6 +251,18 @@
  *                         the C loops instead of the inline assembly of the
  *                         4x4 matrix tile's and the direct convolutions'
  *                         inner loops (the same bits, more instructions)
+ *   PFVM_SMALL_KERNELS    (opt-in) smaller kernels, slower: every float
+ *                         matrix product (Conv, Gemm, MatMul) is one loop
+ *                         nest over panels of B (no micro-kernels, blocking,
+ *                         threads or workspace; matrix-vector products keep
+ *                         their loops), Conv has no direct or depthwise
+ *                         loops (implies PFVM_CONV_NO_DIRECT and
+ *                         PFVM_CONV_NO_DEPTHWISE) and float pooling takes
+ *                         the generic loop (2x2 windows aside): the same
+ *                         bits. digits planned on a Cortex-M4F: pfvm's
+ *                         flash -10.5 KB (47.4 -> 37.0 KB), 1.7x the
+ *                         instructions per inference (4.3 instead of 2.5
+ *                         per MAC) and 7 KB more stack (the 8 KB panel)
  *   PFVM_POOL_NO_INT8     MaxPool leaves out its 8-bit planes (int8 and uint8
  *                         inputs, quantized models): such inputs then run
  *                         the generic loop (same values; in a
@@ -3655,6 +3667,22 @@ PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
 #define PFVM_LA_NB 16
 #ifndef PFVM_LA_KC
 #define PFVM_LA_KC 128
+#endif
+/* PFVM_SMALL_KERNELS (opt-in, for flash-bound firmware): every float
+ * product is one loop nest (pfvm__la_small in linalg.c: no micro-kernels,
+ * blocking, matrix-vector or threaded paths, no workspace), and Conv
+ * takes it for every window (no direct or depthwise loops): the same bits,
+ * fewer bytes, more instructions per multiply-add. */
+#ifdef PFVM_SMALL_KERNELS
+#define PFVM__LA_SMALL 1
+#ifndef PFVM_CONV_NO_DIRECT
+#define PFVM_CONV_NO_DIRECT 1
+#endif
+#ifndef PFVM_CONV_NO_DEPTHWISE
+#define PFVM_CONV_NO_DEPTHWISE 1
+#endif
+#else
+#define PFVM__LA_SMALL 0
 #endif
 /* Conv packs constant weights once at bind into the matrix engine's
  * layout (a copy as large as the weights) where this is 1: 64-bit hosts. */
@@ -26046,6 +26074,8 @@ static pfvm__la_blocks pfvm__la_blocking(const pfvm__la_kern *kn, int64_t m, int
 
 PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k)
 {
+    if (PFVM__LA_SMALL) /* pfvm__la_small's panel is on the stack */
+        return 0;
 #ifdef PFVM_LA_NO_WORKSPACE
     /* the small blocks (pfvm_la_sgemm_ws), reserved at bind rather than on
      * the stack; none for matrix-vector products */
@@ -26516,6 +26546,79 @@ static void pfvm__la_epi_res(const pfvm_la_epi *e, int64_t m, int64_t j0, int64_
 #endif
 }
 
+/* PFVM_SMALL_KERNELS' inner loop: s[0..w) = the sums over kc rows of
+ * A's values (a, stride sa) times w (4 or 1) adjacent columns of a panel
+ * (b, rows PFVM_LA_NB apart), each by fma from zero, in order. */
+PFVM__LA_NOINLINE static void pfvm__la_small_dots(const float *a, ptrdiff_t sa, const float *b, ptrdiff_t kc, int w,
+                                                  float *s)
+{
+    const float *end = b + kc * PFVM_LA_NB;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+    if (w == 4)
+        for (; b != end; a += sa, b += PFVM_LA_NB) {
+            const float av = *a;
+            s0 = PFVM__LA_FMA(av, b[0], s0);
+            s1 = PFVM__LA_FMA(av, b[1], s1);
+            s2 = PFVM__LA_FMA(av, b[2], s2);
+            s3 = PFVM__LA_FMA(av, b[3], s3);
+        }
+    else
+        for (; b != end; a += sa, b += PFVM_LA_NB)
+            s0 = PFVM__LA_FMA(*a, b[0], s0);
+    s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;
+}
+
+/* PFVM_SMALL_KERNELS' engine: one loop nest for every product, B read
+ * through pack one panel (PFVM_LA_KC rows, PFVM_LA_NB columns) at a time
+ * into a buffer on the stack, four columns of C at a time (A's value
+ * loaded once for four multiply-adds), each entry rounded as the other
+ * paths round it (pfvm__la_chunks: s summed by fma from zero over a chunk
+ * of K, then c = fma(alpha, s, c), the bias replacing C on the first
+ * chunk); the clamp of e after. Matrix-vector products take
+ * pfvm__la_gemv, as in the whole engine (their rounding). A in place
+ * (strides as_m, as_k). */
+static void pfvm__la_small(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                           pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, const pfvm_la_epi *e)
+{
+    float panel[PFVM_LA_KC * PFVM_LA_NB], s[4];
+    ptrdiff_t i, j, q, nr, kc;
+    int64_t j0, p0;
+    int w;
+    pfvm_la_epi e_tmp;
+    const pfvm_la_epi *e0 = e;
+    e = pfvm__la_epi_bias_only(e0, &e_tmp); /* the residual (and its clamp) after */
+    if (m <= 0 || n <= 0 || k <= 0)
+        return;
+    if (pfvm__la_gemv_fits(m, pack, user)) {
+        if (e)
+            pfvm__la_epi_fill(e, m, 0, n, c, ldc);
+        pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc);
+        if (e)
+            pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
+        pfvm__la_epi_res(e0, m, 0, n, c, ldc);
+        return;
+    }
+    for (j0 = 0; j0 < n; j0 += PFVM_LA_NB) {
+        nr = (ptrdiff_t)(n - j0 < PFVM_LA_NB ? n - j0 : PFVM_LA_NB);
+        for (p0 = 0; p0 < k; p0 += kc) {
+            kc = (ptrdiff_t)(k - p0 < PFVM_LA_KC ? k - p0 : PFVM_LA_KC);
+            pack(user, p0, kc, j0, nr, panel);
+            for (i = 0; i < (ptrdiff_t)m; i++) {
+                float *cr = c + i * ldc + j0, b0 = e && e->bias ? e->bias[i] : 0.0f;
+                for (j = 0; j < nr; j += w) {
+                    w = nr - j < 4 ? 1 : 4; /* the last columns one at a time */
+                    pfvm__la_small_dots(a + i * as_m + p0 * as_k, (ptrdiff_t)as_k, panel + j, kc, w, s);
+                    for (q = 0; q < w; q++)
+                        cr[j + q] = PFVM__LA_FMA(alpha, s[q], e && p0 == 0 ? b0 : cr[j + q]);
+                }
+            }
+        }
+    }
+    if (e)
+        pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
+    pfvm__la_epi_res(e0, m, 0, n, c, ldc);
+}
+
 /* The engine with its small blocks in bpack (PFVM__LA_NR_MAX x kc floats)
  * and apack (2 x PFVM__LA_MR_MAX x kc), kc = min(k, PFVM_LA_KC), and, with
  * a workspace ws, its large blocks there; e: NULL or the epilogue. */
@@ -26574,6 +26677,10 @@ PFVM__LA_NOINLINE static void pfvm__la_sgemm_stack(int64_t m, int64_t n, int64_t
 static void pfvm__la_sgemm_ws_e(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
                                 pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws, const pfvm_la_epi *e)
 {
+    if (PFVM__LA_SMALL) { /* constant: the engine's other paths are not compiled in */
+        pfvm__la_small(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, e);
+        return;
+    }
 #ifdef PFVM_LA_NO_WORKSPACE
     /* the workspace reserved at bind holds the small blocks (pfvm_la_sgemm_ws_floats) */
     if (ws) {
@@ -26601,11 +26708,15 @@ PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha
  * into its slab. */
 PFVM_INTERNAL size_t pfvm_la_packed_floats(int64_t m, int64_t k)
 {
+    if (PFVM__LA_SMALL) /* A row by row (pfvm__la_small reads it in place) */
+        return (size_t)((m < 1 ? 1 : m) * (k < 1 ? 1 : k));
     return (size_t)(pfvm__la_round(m < 1 ? 1 : m, pfvm__la_pick()->mr) * (k < 1 ? 1 : k));
 }
 
 PFVM_INTERNAL int pfvm_la_packed_mr(void)
 {
+    if (PFVM__LA_SMALL)
+        return 1;
     return pfvm__la_pick()->mr;
 }
 
@@ -26614,6 +26725,13 @@ PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64
     const pfvm__la_kern *kn = pfvm__la_pick();
     pfvm__la_blocks bl = pfvm__la_blocking(kn, m, 1, k, 1);
     int64_t pc, mpad = pfvm__la_round(m, kn->mr);
+    if (PFVM__LA_SMALL) { /* rows of k floats, as pfvm__la_small reads A with as_m = k, as_k = 1 */
+        int64_t i;
+        for (i = 0; i < m; i++)
+            for (pc = 0; pc < k; pc++)
+                dst[i * k + pc] = a[i * as_m + pc * as_k];
+        return 1;
+    }
     for (pc = 0; pc < k; pc += bl.kc) {
         int64_t kc = k - pc < bl.kc ? k - pc : bl.kc;
         pfvm__la_pack_a(a + pc * as_k, as_m, as_k, m, kc, kn->mr, dst + mpad * pc);
@@ -26627,6 +26745,10 @@ static void pfvm__la_sgemm_packed_e(int64_t m, int64_t n, int64_t k, float alpha
                                     const pfvm_la_epi *e)
 {
     const pfvm__la_kern *kn = pfvm__la_pick();
+    if (PFVM__LA_SMALL) {
+        pfvm__la_small(m, n, k, alpha, apacked, k, 1, pack, user, c, ldc, e);
+        return;
+    }
     if (m <= 0 || n <= 0 || k <= 0)
         return;
     pfvm__la_blocked(kn, pfvm__la_blocking(kn, m, n, k, 1), pfvm__la_whole(m, n), k, alpha, NULL, 0, 0, apacked,
@@ -26785,6 +26907,13 @@ static int pfvm__la_split(pfvm__la_par *p, int threads)
 static void pfvm__la_run(pfvm_kctx *k, pfvm__la_par *p)
 {
     int parts;
+    if (PFVM__LA_SMALL) { /* one thread, A in place or packed row by row */
+        if (p->apre)
+            pfvm__la_small(p->m, p->n, p->k, p->alpha, p->apre, p->k, 1, p->pack, p->user, p->c, p->ldc, p->e);
+        else
+            pfvm__la_small(p->m, p->n, p->k, p->alpha, p->a, p->as_m, p->as_k, p->pack, p->user, p->c, p->ldc, p->e);
+        return;
+    }
     if (p->m <= 0 || p->n <= 0 || p->k <= 0)
         return;
     p->kn = pfvm__la_pick();
@@ -31096,11 +31225,14 @@ static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha,
     return best;
 }
 
-#if !defined(PFVM_DISPATCH_CLONES) && (defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__)))
+#if (!defined(PFVM_DISPATCH_CLONES) && (defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__)))) || \
+    defined(PFVM_SMALL_KERNELS)
+#define PFVM__NN_MAX_2X2 1
 /* 2x2 windows, stride 2, no padding, none past the input (a CNN's usual
- * pooling) on 32-bit Arm: the four values compared in the general loop's
- * order, about 17 instructions per output where the one-column blocks
- * took 80. 0: not such a window. */
+ * pooling) on 32-bit Arm and in PFVM_SMALL_KERNELS builds: the four values
+ * compared in the general loop's order, about 17 instructions per output
+ * on a Cortex-M4 where the one-column blocks took 80 (and the generic
+ * loop about 500). 0: not such a window. */
 static int pfvm__nn_max_2x2(const pfvm__nn_2d *d, const float *x, float *y)
 {
     int32_t oh, ow, W = d->W;
@@ -31543,7 +31675,18 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     Y = k->out[0];
     NC = X->dims[0] * X->dims[1];
+    /* PFVM_SMALL_KERNELS: float pooling takes pfvm__nn_pool_f32 (the same
+     * values; the 2-D plane loops are not compiled in), but for the 2x2
+     * loop */
+#if defined(PFVM__NN_MAX_2X2) && defined(PFVM_SMALL_KERNELS)
     if (kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
+        pfvm__nn_2d_win(&w, in_sp, out_sp, &d2) && pfvm__nn_max_2x2(&d2, (const float *)X->data, (float *)Y->data)) {
+        for (c = 1; c < NC; c++)
+            pfvm__nn_max_2x2(&d2, (const float *)X->data + c * d2.H * d2.W, (float *)Y->data + c * d2.OH * d2.OW);
+        return PFVM_OK;
+    }
+#endif
+    if (!PFVM__LA_SMALL && kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
         pfvm__nn_max_planes(k, &d2, (const float *)X->data, (float *)Y->data, NC);
         return PFVM_OK;
@@ -31555,7 +31698,7 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return PFVM_OK;
     }
 #endif
-    if (kind == PFVM__NN_AVG && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
+    if (!PFVM__LA_SMALL && kind == PFVM__NN_AVG && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2) && w.pe[0] < INT32_MAX - in_sp[0] && w.pe[1] < INT32_MAX - in_sp[1]) {
         pfvm__nn_avg_planes(&d2, &w, count_pad, (const float *)X->data, (float *)Y->data, NC);
         return PFVM_OK;

@@ -4,9 +4,12 @@
 The image is built from the amalgamated header, so the linker map names one
 object; each function or table symbol (arm-none-eabi-nm -S) is traced back to
 the file under src/ that defines it. Prints a Markdown table (bytes and KB
-per folder, src/ops per file) and the largest symbols.
+per folder, src/ops per file) and the largest symbols; with --purpose, by
+what the code is for instead (load, graph building, verify, plan check,
+executor, each kernel...), from the symbols' names (PURPOSES below).
 
     python3 bench/flash_by_dir.py build/mcu/an386/digits_sel.elf
+    python3 bench/flash_by_dir.py --purpose build/mcu/an386/digits_planned.elf
 """
 import collections
 import os
@@ -31,7 +34,55 @@ def definitions():
     return defs
 
 
+# What each pfvm symbol is for, by its name (first match); the rest: "other".
+PURPOSES = [
+    ('load: ONNX / protobuf decoding', r'pfvm(__onnx|_onnx|_model_tensor|__tensor_bytes|__takes_kinds|__domain_eq)'),
+    ('graph building (IR, names, attributes, dims)',
+     r'pfvm(_graph_(add|value|new|find)|__graph|__scoped_graph|_model_|__node_io|_node_attr|__node_label|__prefix|_sym|'
+     r'_symtab|__shape_const|_shape_|_tensor_set_shape|__ival)'),
+    ('verify and order check', r'pfvm(__verify|_graph_toposort|__touched)'),
+    ('operator resolution (registry)', r'pfvm(__resolve_graph|_op_find|__families|__ops_|__user_ops|__dtypes|_graph_resolve_ops)'),
+    ('stored plan check', r'pfvm(__plan_|__check_input|__given_reserve)'),
+    ('executor: setup, bind, run, free',
+     r'pfvm(_exec_|__exec_|__prepare_nodes|__node_workspace|__release_dynamic|__kctx_alloc_output|_kctx_|__spend|_binding)'),
+    ('base: tensors, arena, allocator, messages',
+     r'pfvm(_tensor_|__arena|__alloc|__malloc|__calloc|__realloc|__free|__std_|__data_|__scope|__arr_grow|__stbds|'
+     r'__strdup|_set_allocator|__vsnprintf|__snprintf|__fmt|__fail|_status|_code_name|_dtype|__map_free|__sat_mul|__op_fail)'),
+    ('kernel: Gemm', r'pfvm__la_(k_gemm|gemm_bias|bias_span)'),
+    ('matrix engine (Conv and Gemm products)', r'pfvm_?_la_'),
+    ('kernel: Conv (im2col packing, geometry)', r'pfvm__nn_(k_conv|pack_conv|conv|2d_win|prep_conv|dw_range|sp3|attr_dims|packed)'),
+    ('kernel: pooling (window, MaxPool)', r'pfvm__nn_(pool|k_maxpool|k_avgpool|max|avg|window|resolve|krange)'),
+    ('kernel: Relu (element-wise engine)', r'pfvm(__ew_|_ew_)'),
+    ('kernel: Flatten', r'pfvm__tn_'),
+]
+
+
+def by_purpose(elf):
+    nm = subprocess.run(['arm-none-eabi-nm', '-S', '--size-sort', elf], capture_output=True, text=True,
+                        check=True).stdout
+    by = collections.Counter()
+    syms = collections.defaultdict(list)
+    for line in nm.splitlines():
+        p = line.split()
+        if len(p) < 4 or p[2] not in 'tTrRdD' or not p[3].startswith('pfvm'):
+            continue
+        size, name = int(p[1], 16), p[3].split('.')[0]
+        key = next((k for k, rx in PURPOSES if re.match(rx, name)), 'other')
+        by[key] += size
+        syms[key].append((size, name))
+    total = sum(by.values())
+    print('| purpose | bytes | KB | largest symbols |')
+    print('| --- | ---: | ---: | --- |')
+    for k, v in by.most_common():
+        top = ', '.join('`%s` %d' % (n, s) for s, n in sorted(syms[k], reverse=True)[:3])
+        print('| %s | %d | %.1f | %s |' % (k, v, v / 1024, top))
+    print('| **pfvm symbols** | %d | %.1f | |' % (total, total / 1024))
+
+
 def main():
+    if sys.argv[1] == '--purpose':
+        by_purpose(sys.argv[2])
+        return
     elf = sys.argv[1]
     defs = definitions()
     nm = subprocess.run(['arm-none-eabi-nm', '-S', '--size-sort', elf], capture_output=True, text=True,

@@ -14,7 +14,7 @@
 # PFVM_TERSE_MESSAGES, whose message format is checked too, and
 # PFVM_POOL_NO_INT8, also on digits quantized: uint8 MaxPool, and
 # PFVM_QLINEAR_PACK_PER_RUN on the same; and
-# PFVM_PLANNED_ONLY); and a
+# PFVM_PLANNED_ONLY, and PFVM_SMALL_KERNELS); and a
 # depthwise model (dscnn) without Conv's depthwise kernel, near the plain
 # build's outputs. Needs
 # build/interp (make). One line per build, then "N passed, M failed".
@@ -59,6 +59,7 @@ for cc in $compilers; do
         "both:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION" "selected:plain:-DPFVM_NO_AUTODIFF -DPFVM_NO_FUSION -include $B/ops.h" \
         "selected_fused:fused:-DPFVM_NO_AUTODIFF -include $B/ops.h" \
         "tile4:fused:-DPFVM_NO_DISPATCH -DPFVM_LA_TILE4 -DPFVM_CONV_DIRECT -DPFVM_EXACT_FMA" \
+        "small:fused:-DPFVM_SMALL_KERNELS" \
         "planned:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -include $B/ops.h" \
         "float32:fused:-DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY" \
         "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -include $B/ops.h" \
@@ -232,6 +233,19 @@ elif ! "$B/gemm_tile4" >"$B/gemm_tile4.out" 2>&1; then
     fail=$((fail + 1))
 else
     echo "ok   gemm_tile4: tests/test_gemm.c with the 4x4 tile of 32-bit Arm: $(tail -n 1 "$B/gemm_tile4.out")"
+    pass=$((pass + 1))
+fi
+# the same rule with PFVM_SMALL_KERNELS' one loop nest (tests/test_gemm.c)
+if ! nice $CC -std=c99 -Wall -Wextra -pedantic -Werror -O2 -I. -Itests -DGEMM_AMALGAMATED -DPFVM_NO_DISPATCH \
+    -DPFVM_SMALL_KERNELS -DPFVM_EXACT_FMA tests/test_gemm.c -o "$B/gemm_small" -lprotobuf-nanopb -lm 2>"$B/gemm_small.log"; then
+    echo "FAIL gemm_small: compile:"
+    head -n 5 "$B/gemm_small.log"
+    fail=$((fail + 1))
+elif ! "$B/gemm_small" >"$B/gemm_small.out" 2>&1; then
+    echo "FAIL gemm_small: $(tail -n 1 "$B/gemm_small.out")"
+    fail=$((fail + 1))
+else
+    echo "ok   gemm_small: tests/test_gemm.c with PFVM_SMALL_KERNELS: $(tail -n 1 "$B/gemm_small.out")"
     pass=$((pass + 1))
 fi
 echo "$pass passed, $fail failed"

@@ -829,6 +829,8 @@ static pfvm__la_blocks pfvm__la_blocking(const pfvm__la_kern *kn, int64_t m, int
 
 PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k)
 {
+    if (PFVM__LA_SMALL) /* pfvm__la_small's panel is on the stack */
+        return 0;
 #ifdef PFVM_LA_NO_WORKSPACE
     /* the small blocks (pfvm_la_sgemm_ws), reserved at bind rather than on
      * the stack; none for matrix-vector products */
@@ -1299,6 +1301,79 @@ static void pfvm__la_epi_res(const pfvm_la_epi *e, int64_t m, int64_t j0, int64_
 #endif
 }
 
+/* PFVM_SMALL_KERNELS' inner loop: s[0..w) = the sums over kc rows of
+ * A's values (a, stride sa) times w (4 or 1) adjacent columns of a panel
+ * (b, rows PFVM_LA_NB apart), each by fma from zero, in order. */
+PFVM__LA_NOINLINE static void pfvm__la_small_dots(const float *a, ptrdiff_t sa, const float *b, ptrdiff_t kc, int w,
+                                                  float *s)
+{
+    const float *end = b + kc * PFVM_LA_NB;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+    if (w == 4)
+        for (; b != end; a += sa, b += PFVM_LA_NB) {
+            const float av = *a;
+            s0 = PFVM__LA_FMA(av, b[0], s0);
+            s1 = PFVM__LA_FMA(av, b[1], s1);
+            s2 = PFVM__LA_FMA(av, b[2], s2);
+            s3 = PFVM__LA_FMA(av, b[3], s3);
+        }
+    else
+        for (; b != end; a += sa, b += PFVM_LA_NB)
+            s0 = PFVM__LA_FMA(*a, b[0], s0);
+    s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;
+}
+
+/* PFVM_SMALL_KERNELS' engine: one loop nest for every product, B read
+ * through pack one panel (PFVM_LA_KC rows, PFVM_LA_NB columns) at a time
+ * into a buffer on the stack, four columns of C at a time (A's value
+ * loaded once for four multiply-adds), each entry rounded as the other
+ * paths round it (pfvm__la_chunks: s summed by fma from zero over a chunk
+ * of K, then c = fma(alpha, s, c), the bias replacing C on the first
+ * chunk); the clamp of e after. Matrix-vector products take
+ * pfvm__la_gemv, as in the whole engine (their rounding). A in place
+ * (strides as_m, as_k). */
+static void pfvm__la_small(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                           pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, const pfvm_la_epi *e)
+{
+    float panel[PFVM_LA_KC * PFVM_LA_NB], s[4];
+    ptrdiff_t i, j, q, nr, kc;
+    int64_t j0, p0;
+    int w;
+    pfvm_la_epi e_tmp;
+    const pfvm_la_epi *e0 = e;
+    e = pfvm__la_epi_bias_only(e0, &e_tmp); /* the residual (and its clamp) after */
+    if (m <= 0 || n <= 0 || k <= 0)
+        return;
+    if (pfvm__la_gemv_fits(m, pack, user)) {
+        if (e)
+            pfvm__la_epi_fill(e, m, 0, n, c, ldc);
+        pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc);
+        if (e)
+            pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
+        pfvm__la_epi_res(e0, m, 0, n, c, ldc);
+        return;
+    }
+    for (j0 = 0; j0 < n; j0 += PFVM_LA_NB) {
+        nr = (ptrdiff_t)(n - j0 < PFVM_LA_NB ? n - j0 : PFVM_LA_NB);
+        for (p0 = 0; p0 < k; p0 += kc) {
+            kc = (ptrdiff_t)(k - p0 < PFVM_LA_KC ? k - p0 : PFVM_LA_KC);
+            pack(user, p0, kc, j0, nr, panel);
+            for (i = 0; i < (ptrdiff_t)m; i++) {
+                float *cr = c + i * ldc + j0, b0 = e && e->bias ? e->bias[i] : 0.0f;
+                for (j = 0; j < nr; j += w) {
+                    w = nr - j < 4 ? 1 : 4; /* the last columns one at a time */
+                    pfvm__la_small_dots(a + i * as_m + p0 * as_k, (ptrdiff_t)as_k, panel + j, kc, w, s);
+                    for (q = 0; q < w; q++)
+                        cr[j + q] = PFVM__LA_FMA(alpha, s[q], e && p0 == 0 ? b0 : cr[j + q]);
+                }
+            }
+        }
+    }
+    if (e)
+        pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
+    pfvm__la_epi_res(e0, m, 0, n, c, ldc);
+}
+
 /* The engine with its small blocks in bpack (PFVM__LA_NR_MAX x kc floats)
  * and apack (2 x PFVM__LA_MR_MAX x kc), kc = min(k, PFVM_LA_KC), and, with
  * a workspace ws, its large blocks there; e: NULL or the epilogue. */
@@ -1357,6 +1432,10 @@ PFVM__LA_NOINLINE static void pfvm__la_sgemm_stack(int64_t m, int64_t n, int64_t
 static void pfvm__la_sgemm_ws_e(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
                                 pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws, const pfvm_la_epi *e)
 {
+    if (PFVM__LA_SMALL) { /* constant: the engine's other paths are not compiled in */
+        pfvm__la_small(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, e);
+        return;
+    }
 #ifdef PFVM_LA_NO_WORKSPACE
     /* the workspace reserved at bind holds the small blocks (pfvm_la_sgemm_ws_floats) */
     if (ws) {
@@ -1384,11 +1463,15 @@ PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha
  * into its slab. */
 PFVM_INTERNAL size_t pfvm_la_packed_floats(int64_t m, int64_t k)
 {
+    if (PFVM__LA_SMALL) /* A row by row (pfvm__la_small reads it in place) */
+        return (size_t)((m < 1 ? 1 : m) * (k < 1 ? 1 : k));
     return (size_t)(pfvm__la_round(m < 1 ? 1 : m, pfvm__la_pick()->mr) * (k < 1 ? 1 : k));
 }
 
 PFVM_INTERNAL int pfvm_la_packed_mr(void)
 {
+    if (PFVM__LA_SMALL)
+        return 1;
     return pfvm__la_pick()->mr;
 }
 
@@ -1397,6 +1480,13 @@ PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64
     const pfvm__la_kern *kn = pfvm__la_pick();
     pfvm__la_blocks bl = pfvm__la_blocking(kn, m, 1, k, 1);
     int64_t pc, mpad = pfvm__la_round(m, kn->mr);
+    if (PFVM__LA_SMALL) { /* rows of k floats, as pfvm__la_small reads A with as_m = k, as_k = 1 */
+        int64_t i;
+        for (i = 0; i < m; i++)
+            for (pc = 0; pc < k; pc++)
+                dst[i * k + pc] = a[i * as_m + pc * as_k];
+        return 1;
+    }
     for (pc = 0; pc < k; pc += bl.kc) {
         int64_t kc = k - pc < bl.kc ? k - pc : bl.kc;
         pfvm__la_pack_a(a + pc * as_k, as_m, as_k, m, kc, kn->mr, dst + mpad * pc);
@@ -1410,6 +1500,10 @@ static void pfvm__la_sgemm_packed_e(int64_t m, int64_t n, int64_t k, float alpha
                                     const pfvm_la_epi *e)
 {
     const pfvm__la_kern *kn = pfvm__la_pick();
+    if (PFVM__LA_SMALL) {
+        pfvm__la_small(m, n, k, alpha, apacked, k, 1, pack, user, c, ldc, e);
+        return;
+    }
     if (m <= 0 || n <= 0 || k <= 0)
         return;
     pfvm__la_blocked(kn, pfvm__la_blocking(kn, m, n, k, 1), pfvm__la_whole(m, n), k, alpha, NULL, 0, 0, apacked,
@@ -1568,6 +1662,13 @@ static int pfvm__la_split(pfvm__la_par *p, int threads)
 static void pfvm__la_run(pfvm_kctx *k, pfvm__la_par *p)
 {
     int parts;
+    if (PFVM__LA_SMALL) { /* one thread, A in place or packed row by row */
+        if (p->apre)
+            pfvm__la_small(p->m, p->n, p->k, p->alpha, p->apre, p->k, 1, p->pack, p->user, p->c, p->ldc, p->e);
+        else
+            pfvm__la_small(p->m, p->n, p->k, p->alpha, p->a, p->as_m, p->as_k, p->pack, p->user, p->c, p->ldc, p->e);
+        return;
+    }
     if (p->m <= 0 || p->n <= 0 || p->k <= 0)
         return;
     p->kn = pfvm__la_pick();

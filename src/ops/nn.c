@@ -2775,11 +2775,14 @@ static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha,
     return best;
 }
 
-#if !defined(PFVM_DISPATCH_CLONES) && (defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__)))
+#if (!defined(PFVM_DISPATCH_CLONES) && (defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__)))) || \
+    defined(PFVM_SMALL_KERNELS)
+#define PFVM__NN_MAX_2X2 1
 /* 2x2 windows, stride 2, no padding, none past the input (a CNN's usual
- * pooling) on 32-bit Arm: the four values compared in the general loop's
- * order, about 17 instructions per output where the one-column blocks
- * took 80. 0: not such a window. */
+ * pooling) on 32-bit Arm and in PFVM_SMALL_KERNELS builds: the four values
+ * compared in the general loop's order, about 17 instructions per output
+ * on a Cortex-M4 where the one-column blocks took 80 (and the generic
+ * loop about 500). 0: not such a window. */
 static int pfvm__nn_max_2x2(const pfvm__nn_2d *d, const float *x, float *y)
 {
     int32_t oh, ow, W = d->W;
@@ -3222,7 +3225,18 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     Y = k->out[0];
     NC = X->dims[0] * X->dims[1];
+    /* PFVM_SMALL_KERNELS: float pooling takes pfvm__nn_pool_f32 (the same
+     * values; the 2-D plane loops are not compiled in), but for the 2x2
+     * loop */
+#if defined(PFVM__NN_MAX_2X2) && defined(PFVM_SMALL_KERNELS)
     if (kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
+        pfvm__nn_2d_win(&w, in_sp, out_sp, &d2) && pfvm__nn_max_2x2(&d2, (const float *)X->data, (float *)Y->data)) {
+        for (c = 1; c < NC; c++)
+            pfvm__nn_max_2x2(&d2, (const float *)X->data + c * d2.H * d2.W, (float *)Y->data + c * d2.OH * d2.OW);
+        return PFVM_OK;
+    }
+#endif
+    if (!PFVM__LA_SMALL && kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
         pfvm__nn_max_planes(k, &d2, (const float *)X->data, (float *)Y->data, NC);
         return PFVM_OK;
@@ -3234,7 +3248,7 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return PFVM_OK;
     }
 #endif
-    if (kind == PFVM__NN_AVG && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
+    if (!PFVM__LA_SMALL && kind == PFVM__NN_AVG && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2) && w.pe[0] < INT32_MAX - in_sp[0] && w.pe[1] < INT32_MAX - in_sp[1]) {
         pfvm__nn_avg_planes(&d2, &w, count_pad, (const float *)X->data, (float *)Y->data, NC);
         return PFVM_OK;

@@ -77,6 +77,22 @@ PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
 #ifndef PFVM_LA_KC
 #define PFVM_LA_KC 128
 #endif
+/* PFVM_SMALL_KERNELS (opt-in, for flash-bound firmware): every float
+ * product is one loop nest (pfvm__la_small in linalg.c: no micro-kernels,
+ * blocking, matrix-vector or threaded paths, no workspace), and Conv
+ * takes it for every window (no direct or depthwise loops): the same bits,
+ * fewer bytes, more instructions per multiply-add. */
+#ifdef PFVM_SMALL_KERNELS
+#define PFVM__LA_SMALL 1
+#ifndef PFVM_CONV_NO_DIRECT
+#define PFVM_CONV_NO_DIRECT 1
+#endif
+#ifndef PFVM_CONV_NO_DEPTHWISE
+#define PFVM_CONV_NO_DEPTHWISE 1
+#endif
+#else
+#define PFVM__LA_SMALL 0
+#endif
 /* Conv packs constant weights once at bind into the matrix engine's
  * layout (a copy as large as the weights) where this is 1: 64-bit hosts. */
 #ifndef PFVM_PREPACK

@@ -38,11 +38,13 @@ HOST_PFVM_FLAGS=${MCU_HOST_FLAGS:-}
 # a reader of dense tensors only (PFVM_ONNX_TENSORS_ONLY), one thread (PFVM_NO_THREADS), terse
 # messages (PFVM_TERSE_MESSAGES); the
 # selection header leaves Conv's depthwise kernel out (PFVM_CONV_NO_DEPTHWISE)
-# and MaxPool's 8-bit planes (PFVM_POOL_NO_INT8)]
+# and MaxPool's 8-bit planes (PFVM_POOL_NO_INT8); small = planned with
+# PFVM_SMALL_KERNELS (one loop nest per product: fewer bytes, slower)]
 MODELS="digits models/digits.onnx models/digits_samples/digit_0.pb
 digits_sel $B/digits_sel.onnx models/digits_samples/digit_0.pb sel
 digits_planned $B/digits_planned.onnx models/digits_samples/digit_0.pb planned
 mlp_mnist_planned $B/mlp_mnist_planned.onnx tests/models/mlp_mnist/test_data_set_0/input_0.pb planned
+digits_small $B/digits_planned.onnx models/digits_samples/digit_0.pb small
 mlp tests/models/mlp/model.onnx tests/models/mlp/test_data_set_0/input_0.pb
 cnn_small tests/models/cnn_small/model.onnx tests/models/cnn_small/test_data_set_0/input_0.pb
 dscnn tests/models/dscnn/model.onnx tests/models/dscnn/test_data_set_0/input_0.pb
@@ -134,10 +136,10 @@ case " $want " in "  " | *_q8\ *) sh tests/mcu/q8.sh "$B" || build_fail=1 ;; esa
 # out, PFVM_NO_FUSION)
 PLANNED_PASSES=fold,simplify,cse,bnfold,dce
 planned=0
-if [ -z "$want" ] || echo " $want " | grep -qE " (digits|mlp_mnist)_planned "; then
+if [ -z "$want" ] || echo " $want " | grep -qE " ((digits|mlp_mnist)_planned|digits_small) "; then
     if [ -x build/interp ]; then
         if stale "$B/planned_ops.h" models/digits.onnx tests/models/mlp_mnist/model.onnx build/interp; then
-            rm -f "$B"/*/pfvm_impl_planned.o
+            rm -f "$B"/*/pfvm_impl_planned.o "$B"/*/pfvm_impl_small.o
             build/interp opt models/digits.onnx -o "$B/digits_planned.onnx" --planned --passes "$PLANNED_PASSES" >"$B/planned.log" 2>&1 &&
                 build/interp opt tests/models/mlp_mnist/model.onnx -o "$B/mlp_mnist_planned.onnx" --planned --passes "$PLANNED_PASSES" >>"$B/planned.log" 2>&1 &&
                 build/interp ops --config "$B/digits_planned.onnx" "$B/mlp_mnist_planned.onnx" -o "$B/planned_ops.h" ||
@@ -159,6 +161,7 @@ for board in $BOARDS; do
         compile $CROSS "$f" "$B/$board/pfvm_impl.o" tests/mcu/pfvm_impl.c
         [ $sel = 1 ] && compile $CROSS "$f $SEL_FLAGS" "$B/$board/pfvm_impl_sel.o" tests/mcu/pfvm_impl.c
         [ $planned = 1 ] && compile $CROSS "$f $PLANNED_FLAGS" "$B/$board/pfvm_impl_planned.o" tests/mcu/pfvm_impl.c
+        [ $planned = 1 ] && compile $CROSS "$f $PLANNED_FLAGS -DPFVM_SMALL_KERNELS" "$B/$board/pfvm_impl_small.o" tests/mcu/pfvm_impl.c
         [ $sel = 1 ] || [ $planned = 1 ] && compile $CROSS "$f -DMCU_PREPARED" "$B/$board/main_sel.o" tests/mcu/main.c
         for n in $NANOPB; do compile $CROSS "$f" "$B/$board/$n.o" build/nanopb-src/$n.c; done
         compile $CROSS "$f" "$B/$board/startup.o" tests/mcu/startup.c
@@ -172,6 +175,7 @@ done
     [ $sel = 1 ] && compile $HOSTCC "-O2 $HOST_PFVM_FLAGS $SEL_FLAGS" "$B/host/pfvm_impl_sel.o" tests/mcu/pfvm_impl.c
     compile $HOSTCC "-O2" "$B/host/main.o" tests/mcu/main.c -DMCU_HOST
     [ $planned = 1 ] && compile $HOSTCC "-O2 $HOST_PFVM_FLAGS $PLANNED_FLAGS" "$B/host/pfvm_impl_planned.o" tests/mcu/pfvm_impl.c
+    [ $planned = 1 ] && compile $HOSTCC "-O2 $HOST_PFVM_FLAGS $PLANNED_FLAGS -DPFVM_SMALL_KERNELS" "$B/host/pfvm_impl_small.o" tests/mcu/pfvm_impl.c
     [ $sel = 1 ] || [ $planned = 1 ] && compile $HOSTCC "-O2 -DMCU_PREPARED" "$B/host/main_sel.o" tests/mcu/main.c -DMCU_HOST
     [ $build_fail = 0 ]
 ) &
@@ -187,7 +191,7 @@ echo "$MODELS" | while read -r name model input variant; do
     if [ -n "$want" ] && ! echo " $want " | grep -q " $name "; then continue; fi
     if [ "$variant" = sel ] && [ $sel = 0 ]; then continue; fi
     [ -f "$model" ] || continue # a *_q8 model without build/interp
-    if [ "$variant" = planned ] && [ $planned = 0 ]; then continue; fi
+    if { [ "$variant" = planned ] || [ "$variant" = small ]; } && [ $planned = 0 ]; then continue; fi
     impl=pfvm_impl${variant:+_$variant}.o
     main=main${variant:+_sel}.o # sel, planned: no pfvm_optimize on the device (MCU_PREPARED)
     # host reference: same program, same embedded bytes, portable kernels
@@ -253,7 +257,7 @@ echo "$MODELS" | while read -r name model input variant; do
             # calls into libgcc's soft-double routines linked: none in the
             # planned (PFVM_FLOAT32_ONLY) images, reported for the others
             sd=$(arm-none-eabi-objdump -d "$d.elf" | grep -cE '[[:space:]](bl|b\.w|b)[[:space:]]+[0-9a-f]+ <__aeabi_(d[a-z0-9]+|[a-z0-9]+2d|cd[a-z0-9]+)>')
-            if [ "$variant" = planned ] && [ "$sd" != 0 ]; then
+            if { [ "$variant" = planned ] || [ "$variant" = small ]; } && [ "$sd" != 0 ]; then
                 echo "FAIL $name $board: $sd soft-double call sites linked in a PFVM_FLOAT32_ONLY image (arm-none-eabi-objdump -d $d.elf)"
                 echo x >>"$B/.fails"
                 continue
