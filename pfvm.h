@@ -22181,9 +22181,9 @@ static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *
  * parts' registers) is more than half the work. */
 #define PFVM__FZ_PAR_MIN 32768
 #define PFVM__FZ_MAX_PARTS 64
-/* The walk cut over the threads: part i walks [cut[i], cut[i + 1]) in a
- * copy of the program with registers, pointers and offsets of its own
- * (part 0 in the program itself). */
+/* The walk cut over the threads: part i walks [pfvm__fz_cut(a, i),
+ * pfvm__fz_cut(a, i + 1)) in a copy of the program with registers,
+ * pointers and offsets of its own (part 0 in the program itself). */
 typedef struct pfvm__fz_par {
     pfvm__fz_prog *p;
     pfvm_kctx *k;
@@ -22192,8 +22192,18 @@ typedef struct pfvm__fz_par {
     int64_t inner, total;
     char *mem;   /* parts 1..: their state, `per` bytes each, 64-byte aligned */
     size_t per;
-    int64_t cut[PFVM__FZ_MAX_PARTS + 1];
+    int parts;
+    int64_t blocks; /* of PFVM_FUSE_BLOCK positions, the last maybe partial */
 } pfvm__fz_par;
+
+/* Where part i starts (i = parts: the end), in whole blocks, so each
+ * part's blocks are those one thread computes. Computed, not stored: an
+ * array of cuts would sit in the run's frame (0.5 KB of a Cortex-M's
+ * stack) in every build with the thread hook. */
+static int64_t pfvm__fz_cut(const pfvm__fz_par *a, int i)
+{
+    return i == a->parts ? a->total : a->blocks * i / a->parts * PFVM_FUSE_BLOCK;
+}
 
 /* The bytes of a part's state (registers, pointers, offsets, chunks), a
  * multiple of 64. */
@@ -22227,7 +22237,7 @@ static void pfvm__fz_part(void *ctx, int i)
     for (j = 0; j < q.n_ld; j++)
         q.off[j] = 0;
     q.n_chunks = 0;
-    pfvm__fz_walk(&q, a->k, a->r, a->D, NULL, a->inner, a->total, a->cut[i], a->cut[i + 1]);
+    pfvm__fz_walk(&q, a->k, a->r, a->D, NULL, a->inner, a->total, pfvm__fz_cut(a, i), pfvm__fz_cut(a, i + 1));
 }
 
 /* Cuts a walk without reductions over k's threads where its work pays
@@ -22236,7 +22246,7 @@ static void pfvm__fz_part(void *ctx, int i)
 static int pfvm__fz_walk_split(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *D, int64_t inner, int64_t total)
 {
     pfvm__fz_par a;
-    int parts = PFVM__KTHREADS(k), i;
+    int parts = PFVM__KTHREADS(k);
     int64_t blocks;
     if (parts <= 1 || stbds_arrlen(p->sinks) || (float)total * (float)(p->n_steps + 1) < (float)PFVM__FZ_PAR_MIN)
         return 0;
@@ -22253,8 +22263,7 @@ static int pfvm__fz_walk_split(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int6
         return -1; /* k->st says why */
     a.mem += (64 - (size_t)((uintptr_t)a.mem % 64)) % 64;
     a.p = p, a.k = k, a.r = r, a.D = D, a.inner = inner, a.total = total;
-    for (i = 0; i <= parts; i++) /* in whole blocks, so each part's blocks are those of one thread */
-        a.cut[i] = i == parts ? total : blocks * i / parts * PFVM_FUSE_BLOCK;
+    a.parts = parts, a.blocks = blocks;
     pfvm_kctx_parallel(k, parts, pfvm__fz_part, &a);
     return 1;
 }
