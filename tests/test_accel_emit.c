@@ -336,7 +336,7 @@ static void check_chain_parts(void)
     char *prog = emit_with_views("tests/models/accel_chain", "tests/models/accel_chain/target_parts.txt", views,
                                  sizeof views / sizeof *views, &stats);
     CHECK(prog && stats.nodes == 3 && strstr(prog, "\ncopy ") && strstr(prog, "\nbin add "));
-    /* the sums go up a tree (pfvm__acl_ir_finish's rounds): copies
+    /* the sums go up a tree (the chain's reduction rounds, src/ops/accel_lower.c): copies
      * between PEs 1, 2 and 4 apart, each into the one receive slot */
     CHECK(prog && copy_tree(prog));
     pfvm_accel_free(prog);

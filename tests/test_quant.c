@@ -410,7 +410,7 @@ static void test_qlinear_conv(void)
         {1, 8, 9, 9, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1},     /* at the extremes (sums stored) */
         {1, 5, 7, 7, 5, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 1},     /* 7x7, per tensor */
         {1, 2, 11, 40, 2, 3, 3, 2, 5, 5, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},   /* stride 5: past one load (AVX2) */
-        /* narrow planes: whole output rows a vector (pfvm__qd_rowsets) */
+        /* narrow planes: whole output rows a vector (the AVX-512 depthwise kernel's row sets) */
         {1, 7, 14, 14, 7, 3, 3, 7, 2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},   /* 14 -> 7, stride 2: 2 rows a vector */
         {1, 6, 7, 7, 6, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},     /* 7x7 at the extremes (sums stored) */
         {2, 5, 11, 3, 5, 3, 3, 5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},    /* 3 columns: 5 rows a vector, 2 images */
