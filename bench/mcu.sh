@@ -177,33 +177,24 @@ every other row links the whole library and runs the default passes on
 the device.
 
 MD
-    # the twelfth round's "now": this run's images
-    set -- $(flash_by_origin "$B/an386/digits_planned.map")
-    t12_planned=$1
-    set -- $(flash_by_origin "$B/an386/digits_small.map")
-    t12_small=$1
-    set -- $(flash_by_origin "$B/an386/no_kernels.map")
-    t12_none=$1
-    t12_ins() { echo $(($(stat "$B/an386/$1.out" run_ticks) * 40)); }
-    t12_pm() { awk -v i="$(t12_ins $1)" -v m="$(stat "$B/host/digits.out" macs)" 'BEGIN { printf "%.2f", m ? i / m : 0 }'; }
-    cat <<MD
+    cat <<'MD'
 Issue 19, twelfth round: flash (before: d3a8e39, the eleventh round's
 images, 48563 B for digits_planned and 22043 B with no kernels; each
 step measured on one-off builds of tests/mcu/pfvm_impl.c with
-bench/mcu.sh's flags, map figure; "now": this run's images; M4
-instruction counts from QEMU \`-icount\`, so not timings: the load,
+bench/mcu.sh's flags, map figure; "now": the images of 883f4cd, the twelfth round merged; M4
+instruction counts from QEMU `-icount`, so not timings: the load,
 about 20 on 2 cores during this round, does not change them; every
-output bit-exact with the host build and with \`interp run\`):
+output bit-exact with the host build and with `interp run`):
 
 | | before | now | target |
 | --- | ---: | ---: | ---: |
-| pfvm flash, digits_planned (default kernels) | 47.4 KB | $(kb $t12_planned) KB | <= 32 KB |
-| pfvm flash, digits_small (digits_planned + \`PFVM_SMALL_KERNELS\`, opt-in) | - | $(kb $t12_small) KB | <= 32 KB |
-| pfvm flash, reader + executor with no kernels | 21.5 KB | $(kb $t12_none) KB | <= 16 KB |
-| instructions per inference (per MAC), digits_planned | 838,520 (2.48) | $(t12_ins digits_planned) ($(t12_pm digits_planned)) | - |
-| instructions per inference (per MAC), digits_small | - | $(t12_ins digits_small) ($(t12_pm digits_small)) | - |
-| stack in a run / heap peak, digits_planned | 2.8 / 45.1 KB | $(kb $(stat "$B/an386/digits_planned.out" stack_run)) / $(kb $(stat "$B/an386/digits_planned.out" heap_sbrk)) KB | - |
-| stack in a run / heap peak, digits_small | - | $(kb $(stat "$B/an386/digits_small.out" stack_run)) / $(kb $(stat "$B/an386/digits_small.out" heap_sbrk)) KB | - |
+| pfvm flash, digits_planned (default kernels) | 47.4 KB | 47.9 KB | <= 32 KB |
+| pfvm flash, digits_small (digits_planned + `PFVM_SMALL_KERNELS`, opt-in) | - | 37.1 KB | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | 21.5 KB | 21.5 KB | <= 16 KB |
+| instructions per inference (per MAC), digits_planned | 838,520 (2.48) | 838320 (2.48) | - |
+| instructions per inference (per MAC), digits_small | - | 1457520 (4.32) | - |
+| stack in a run / heap peak, digits_planned | 2.8 / 45.1 KB | 2.8 / 45.1 KB | - |
+| stack in a run / heap peak, digits_small | - | 10.0 / 33.0 KB | - |
 
 MD
     cat <<'MD'
@@ -287,32 +278,23 @@ What this round cut, and what it costs:
   (`pfvm__onnx_load` 4.0 KB).
 
 MD
-    # the twelfth round's kernels "now": this run's M4 counts
-    k10() { # MODEL: "X.X (N)" instructions per MAC and per inference
-        i=$(($(stat "$B/an386/$1.out" run_ticks) * 40))
-        awk -v i="$i" -v m="$(stat "$B/host/$1.out" macs)" 'BEGIN {
-            s = sprintf("%d", i); t = ""
-            while (length(s) > 3) { t = "," substr(s, length(s) - 2) t; s = substr(s, 1, length(s) - 3) }
-            printf "%.2f (%s)", m ? i / m : 0, s t }'
-    }
-    s10() { kb "$(stat "$B/an386/$1.out" stack_run)"; }
-    cat <<MD
+    cat <<'MD'
 Issue 19, twelfth round: kernels (before: the top table of 3c64e19, the
-eleventh round's code; now: this run, M4 (\`mps2-an386\`), QEMU \`-icount\`,
+eleventh round's code; now: 883f4cd, the twelfth round merged, M4 (`mps2-an386`), QEMU `-icount`,
 so instruction counts, not timings: the load (about 15 on 2 cores during
 this round) does not change them; every output bit-exact with the host
 build, on the M4 and the M7; the host's node suite and tests/models at
-\`--atol 1e-5\` pass unchanged):
+`--atol 1e-5` pass unchanged):
 
 | | before | now | target |
 | --- | ---: | ---: | ---: |
-| instructions per MAC, mlp (3,200 MACs) | 14.62 (46,800 / inference) | $(k10 mlp) | <= 3 (9,600) |
-| instructions per MAC, digits | 2.45 (827,680) | $(k10 digits) | <= 3 |
-| instructions per MAC, mlp_mnist | 2.94 (298,760) | $(k10 mlp_mnist) | <= 3 |
-| instructions per MAC, dscnn | 2.41 (6,409,320) | $(k10 dscnn) | <= 3 |
-| instructions per MAC, cnn_small | 2.90 (595,880) | $(k10 cnn_small) | <= 3 |
-| instructions per inference, digits_planned / mlp_mnist_planned | 838,520 / 296,600 | $(($(stat "$B/an386/digits_planned.out" run_ticks) * 40)) / $(($(stat "$B/an386/mlp_mnist_planned.out" run_ticks) * 40)) | - |
-| stack in a run, digits / mlp / cnn_small / dscnn / mlp_mnist | 3.7 / 2.9 / 5.3 / 4.3 / 2.8 KB | $(s10 digits) / $(s10 mlp) / $(s10 cnn_small) / $(s10 dscnn) / $(s10 mlp_mnist) KB | small |
+| instructions per MAC, mlp (3,200 MACs) | 14.62 (46,800 / inference) | 8.84 (28,280) | <= 3 (9,600) |
+| instructions per MAC, digits | 2.45 (827,680) | 2.45 (826,240) | <= 3 |
+| instructions per MAC, mlp_mnist | 2.94 (298,760) | 2.93 (297,960) | <= 3 |
+| instructions per MAC, dscnn | 2.41 (6,409,320) | 2.40 (6,363,440) | <= 3 |
+| instructions per MAC, cnn_small | 2.90 (595,880) | 2.90 (595,160) | <= 3 |
+| instructions per inference, digits_planned / mlp_mnist_planned | 838,520 / 296,600 | 838320 / 296600 | - |
+| stack in a run, digits / mlp / cnn_small / dscnn / mlp_mnist | 3.7 / 2.9 / 5.3 / 4.3 / 2.8 KB | 3.7 / 2.9 / 5.2 / 4.3 / 2.8 KB | small |
 
 MD
     cat <<'MD'
