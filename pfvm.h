@@ -1694,6 +1694,10 @@ enum {
     PFVM_FUSE_U_RELU, /* s0 > 0 ? s0 : 0 */
     PFVM_FUSE_U_NEG,  /* -s0 (the sign bit flipped) */
     PFVM_FUSE_U_ABS,  /* s0 with its sign bit cleared */
+    /* float32 sigmoid as the Sigmoid operator computes it: never chained
+     * (the chain kernel has no exp), a tag that lets the engine recognise
+     * x * sigmoid(x) after a head and hand it to the head's store */
+    PFVM_FUSE_U_SIGMOID,
     PFVM_FUSE_U_COUNT
 };
 
@@ -2993,6 +2997,11 @@ typedef struct pfvm__kctx_services {
      * whose operator has PFVM__OP_STORE_RESIDUAL, in PFVM__STORE_RESIDUAL
      * builds (src/ops/fused.h). */
     const float *residual;
+    /* nonzero: the kernel stores x * sigmoid(x) of its result x (SiLU,
+     * with the bits of Sigmoid then Mul); never with clamp or residual.
+     * Set like clamp, for a head whose operator has PFVM__OP_STORE_SILU,
+     * in PFVM__STORE_SILU builds (src/ops/fused.h). */
+    int silu;
 } pfvm__kctx_services;
 /* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
  * pfvm__kctx_services.clamp (Conv) */
@@ -3000,6 +3009,9 @@ typedef struct pfvm__kctx_services {
 /* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
  * pfvm__kctx_services.residual (Conv) */
 #define PFVM__OP_STORE_RESIDUAL 0x20000000u
+/* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
+ * pfvm__kctx_services.silu (Conv) */
+#define PFVM__OP_STORE_SILU 0x10000000u
 /* PFVM__STORE_CLAMP (the builds whose Conv honors the clamp) is defined in
  * src/ops/fused.h, after PFVM_DISPATCH_CLONES that it reads. */
 /* Runs subgraph g of the running node with the given inputs (g's formal
@@ -3536,6 +3548,14 @@ PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *use
 #define PFVM__STORE_RESIDUAL 1
 #endif
 
+/* Builds whose Conv honors pfvm__kctx_services.silu (x * sigmoid(x) as
+ * the GEMM's tiles and the depthwise planes are stored, see pfvm_la_epi):
+ * the same 64-bit hosts, where efficientnet's SiLU after each Conv was a
+ * pass over memory of its own. */
+#ifdef PFVM__STORE_RESIDUAL
+#define PFVM__STORE_SILU 1
+#endif
+
 /* Where the dispatch is, kernels may also come hand-written for AVX-512
  * (target("avx512f") functions picked at run time with
  * pfvm__have_avx512): the fused loop's chain kernel, and float32 sigmoid.
@@ -3734,6 +3754,13 @@ PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64
  * Arm needs (about 6 instructions per value on a Cortex-M4). */
 PFVM_INTERNAL void pfvm_la_relu_floor(float *y, ptrdiff_t n, float lo);
 
+#ifdef PFVM__STORE_SILU
+/* SiLU in place on `rows` rows of n floats, ld apart: y = y * sigmoid(y)
+ * with the bits of the Sigmoid operator's float32 kernel then Mul
+ * (src/ops/elementwise.c; AVX-512 where the CPU has it). */
+PFVM_INTERNAL void pfvm_ew_silu_rows(float *y, int64_t ld, int64_t rows, ptrdiff_t n);
+#endif
+
 /* A constant A packed once (Conv's weights at bind): pfvm_la_pack_a_all
  * writes all of A (m x k, strides as_m, as_k) in the order
  * pfvm_la_sgemm_packed reads it, pfvm_la_packed_floats(m, k) floats, and
@@ -3782,6 +3809,10 @@ typedef struct pfvm_la_epi {
      * bits are those of the product's epilogue, then an Add, then the
      * clamp. */
     const float *res;
+    /* nonzero: C = x * sigmoid(x) of the result x (SiLU, the bits of
+     * Sigmoid then Mul; never with cl or res). Builds with
+     * PFVM__STORE_SILU (src/ops/fused.h) only: ignored elsewhere. */
+    int silu;
 } pfvm_la_epi;
 /* pfvm_la_sgemm_mt (apacked NULL) or pfvm_la_sgemm_packed_mt (A packed by
  * pfvm_la_pack_a_all; a, as_m, as_k unused) with the epilogue e. */
@@ -17742,33 +17773,111 @@ static PFVM__EW_INLINE float pfvm__ew_sigmoidf(float x)
  * then 2^-65), and the clamp is one vminps. */
 #if defined(PFVM_AVX512_KERNELS) && PFVM_FUSE_BLOCK % 16 == 0
 #include <immintrin.h>
+/* sigmoid of 16 floats (the kernel's body) */
+__attribute__((target("avx512f"))) static inline __m512 pfvm__ew_sigmoid16_avx512(__m512 x)
+{
+    const __m512 one = _mm512_set1_ps(1.0f), c = _mm512_set1_ps(PFVM__EW_EXPNEG_ROUND);
+    __m512 t, kf, r, r2, p, ex;
+    __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
+    t = _mm512_min_ps(_mm512_set1_ps(PFVM__EW_SIGMOID_CLAMP), _mm512_abs_ps(x)); /* a NaN |x| stays */
+    kf = _mm512_sub_ps(_mm512_fmadd_ps(t, _mm512_set1_ps(-PFVM__EW_LOG2E), c), c);
+    r = _mm512_fmsub_ps(kf, _mm512_set1_ps(-PFVM__EW_LN2_HI), t);
+    r = _mm512_fmadd_ps(kf, _mm512_set1_ps(-PFVM__EW_LN2_LO), r);
+    r2 = _mm512_mul_ps(r, r);
+    p = _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P0), r, _mm512_set1_ps(PFVM__EW_EXP_P1)), r2,
+                        _mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P2), r, _mm512_set1_ps(PFVM__EW_EXP_P3)));
+    p = _mm512_fmadd_ps(p, r2, _mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P4), r, _mm512_set1_ps(PFVM__EW_EXP_P5)));
+    p = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), one);
+    ex = _mm512_scalef_ps(p, kf); /* p * 2^k, k = kf, rounded once */
+    return _mm512_div_ps(_mm512_mask_blend_ps(neg, one, ex), _mm512_add_ps(one, ex));
+}
+
 __attribute__((target("avx512f"))) static void pfvm__ew_z_sigmoid_avx512(float *PFVM_RESTRICT y,
                                                                           const float *const *s, const void *pv)
 {
     const float *a = s[0];
-    const __m512 one = _mm512_set1_ps(1.0f), c = _mm512_set1_ps(PFVM__EW_EXPNEG_ROUND);
     int e;
     (void)pv;
-    for (e = 0; e < PFVM_FUSE_BLOCK; e += 16) {
-        __m512 x = _mm512_loadu_ps(a + e), t, kf, r, r2, p, ex;
-        __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
-        t = _mm512_min_ps(_mm512_set1_ps(PFVM__EW_SIGMOID_CLAMP), _mm512_abs_ps(x)); /* a NaN |x| stays */
-        kf = _mm512_sub_ps(_mm512_fmadd_ps(t, _mm512_set1_ps(-PFVM__EW_LOG2E), c), c);
-        r = _mm512_fmsub_ps(kf, _mm512_set1_ps(-PFVM__EW_LN2_HI), t);
-        r = _mm512_fmadd_ps(kf, _mm512_set1_ps(-PFVM__EW_LN2_LO), r);
-        r2 = _mm512_mul_ps(r, r);
-        p = _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P0), r, _mm512_set1_ps(PFVM__EW_EXP_P1)), r2,
-                            _mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P2), r, _mm512_set1_ps(PFVM__EW_EXP_P3)));
-        p = _mm512_fmadd_ps(p, r2,
-                            _mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P4), r, _mm512_set1_ps(PFVM__EW_EXP_P5)));
-        p = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), one);
-        ex = _mm512_scalef_ps(p, kf); /* p * 2^k, k = kf, rounded once */
-        _mm512_storeu_ps(y + e, _mm512_div_ps(_mm512_mask_blend_ps(neg, one, ex), _mm512_add_ps(one, ex)));
-    }
+    for (e = 0; e < PFVM_FUSE_BLOCK; e += 16)
+        _mm512_storeu_ps(y + e, pfvm__ew_sigmoid16_avx512(_mm512_loadu_ps(a + e)));
 }
 #define PFVM__EW_SIGMOID_FAST pfvm__ew_z_sigmoid_avx512
 #else
 #define PFVM__EW_SIGMOID_FAST NULL
+#endif
+
+#ifdef PFVM__STORE_SILU
+/* y[0..n) = y * sigmoid(y) in place, the bits of Sigmoid then Mul (the
+ * fused-loop engine's, which a SiLU after a Conv ran before the Conv's
+ * stores took it over, pfvm__kctx_services.silu): pfvm__ew_sigmoidf, or
+ * the AVX-512 kernel's steps with masked ends. */
+#if defined(PFVM_AVX512_KERNELS) && PFVM_FUSE_BLOCK % 16 == 0
+__attribute__((target("avx512f"))) static void pfvm__ew_silu_avx512(float *y, ptrdiff_t n)
+{
+    ptrdiff_t e;
+    for (e = 0; e + 32 <= n; e += 32) { /* two independent chains */
+        __m512 x0 = _mm512_loadu_ps(y + e), x1 = _mm512_loadu_ps(y + e + 16);
+        __m512 s0 = pfvm__ew_sigmoid16_avx512(x0), s1 = pfvm__ew_sigmoid16_avx512(x1);
+        _mm512_storeu_ps(y + e, _mm512_mul_ps(x0, s0));
+        _mm512_storeu_ps(y + e + 16, _mm512_mul_ps(x1, s1));
+    }
+    for (; e + 16 <= n; e += 16) {
+        __m512 x = _mm512_loadu_ps(y + e);
+        _mm512_storeu_ps(y + e, _mm512_mul_ps(x, pfvm__ew_sigmoid16_avx512(x)));
+    }
+    if (e < n) {
+        __mmask16 mk = (__mmask16)((1u << (n - e)) - 1u);
+        __m512 x = _mm512_maskz_loadu_ps(mk, y + e);
+        _mm512_mask_storeu_ps(y + e, mk, _mm512_mul_ps(x, pfvm__ew_sigmoid16_avx512(x)));
+    }
+}
+#endif
+
+PFVM_DISPATCH static void pfvm__ew_silu_c(float *y, ptrdiff_t n)
+{
+    ptrdiff_t e = 0;
+    int j;
+    for (; e + 16 <= n; e += 16) /* blocks of fixed length, which compilers vectorize */
+        for (j = 0; j < 16; j++)
+            y[e + j] = y[e + j] * pfvm__ew_sigmoidf(y[e + j]);
+    for (; e < n; e++)
+        y[e] = y[e] * pfvm__ew_sigmoidf(y[e]);
+}
+
+#if defined(PFVM_AVX512_KERNELS) && PFVM_FUSE_BLOCK % 16 == 0
+/* A GEMM tile's rows of 32 (its full width): two vectors per row, the
+ * rows' chains independent, in one loop (the division's latency overlaps
+ * across rows rather than ending each call). */
+__attribute__((target("avx512f"))) static void pfvm__ew_silu_rows32_avx512(float *y, int64_t ld, int64_t rows)
+{
+    int64_t i;
+    for (i = 0; i < rows; i++) {
+        float *r = y + i * ld;
+        __m512 x0 = _mm512_loadu_ps(r), x1 = _mm512_loadu_ps(r + 16);
+        __m512 s0 = pfvm__ew_sigmoid16_avx512(x0), s1 = pfvm__ew_sigmoid16_avx512(x1);
+        _mm512_storeu_ps(r, _mm512_mul_ps(x0, s0));
+        _mm512_storeu_ps(r + 16, _mm512_mul_ps(x1, s1));
+    }
+}
+#endif
+
+PFVM_INTERNAL void pfvm_ew_silu_rows(float *y, int64_t ld, int64_t rows, ptrdiff_t n)
+{
+    int64_t i;
+#if defined(PFVM_AVX512_KERNELS) && PFVM_FUSE_BLOCK % 16 == 0
+    if (pfvm__have_avx512()) {
+        if (n == 32) {
+            pfvm__ew_silu_rows32_avx512(y, ld, rows);
+            return;
+        }
+        for (i = 0; i < rows; i++)
+            pfvm__ew_silu_avx512(y + i * ld, n);
+        return;
+    }
+#endif
+    for (i = 0; i < rows; i++)
+        pfvm__ew_silu_c(y + i * ld, n);
+}
 #endif
 
 /* f(x) in the compute type: the float32 version above, or libm's double. */
@@ -18216,6 +18325,7 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, float a
 #endif
 #define PFVM__EW_OP_FI(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
 #define PFVM__EW_OP_F(name, out) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
+#define PFVM__EW_OP_FU(name, out, u) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u}
 /* binary (PFVM__EW_BINARY): with the kernel for a second operand that is one value */
 #define PFVM__EW_OP_FI2(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, 0}
 /* the same, declaring the fused kernel micro-op u */
@@ -18299,7 +18409,7 @@ PFVM__EW_KERNEL(asinh, PFVM__EW_OP_F(asinh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(acosh, PFVM__EW_OP_F(acosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(atanh, PFVM__EW_OP_F(atanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(erf, PFVM__EW_OP_F(erf, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(sigmoid, PFVM__EW_OP_F(sigmoid, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sigmoid, PFVM__EW_OP_FU(sigmoid, PFVM_FLOAT, PFVM_FUSE_U_SIGMOID), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(relu, PFVM__EW_OP_FIU(relu, PFVM_FLOAT, PFVM_FUSE_U_RELU), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(leakyrelu, PFVM__EW_OP_F(leakyrelu, PFVM_FLOAT), PFVM_UNDEFINED, 0.01, 0)
 PFVM__EW_KERNEL(elu, PFVM__EW_OP_F(elu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
@@ -21899,7 +22009,7 @@ static int pfvm__fz_dead_after(const pfvm__fz_prog *p, int r, int i)
 static int pfvm__fz_uop_ok(const pfvm__fz_prog *p, const pfvm__fz_ins *in)
 {
     int j;
-    if (!in->uop)
+    if (!in->uop || in->uop == PFVM_FUSE_U_SIGMOID) /* a tag only: the chain kernel has no exp */
         return 0;
     if (in->uop != PFVM_FUSE_U_ADD && in->uop != PFVM_FUSE_U_MUL)
         return 1;
@@ -22407,10 +22517,36 @@ static int pfvm__fz_head_residual(const pfvm__fz_prog *p, const pfvm_kctx *k, fl
 #endif
 }
 
+/* Is everything after the head x * sigmoid(x) of its result x into the
+ * one output (a SIGMOID micro-op on the head's result, then a MUL
+ * micro-op of the head's result and that, either order: efficientnet's
+ * SiLU)? Then the head stores that as it stores its result. Builds with
+ * PFVM__STORE_SILU only. */
+static int pfvm__fz_head_silu(const pfvm__fz_prog *p, const pfvm_kctx *k)
+{
+#ifdef PFVM__STORE_SILU
+    const pfvm__fz_ins *sg = p->ins, *mul = p->ins + 1;
+    int hr;
+    if (!pfvm__fz_head_stores(p, k, PFVM__OP_STORE_SILU, (int)stbds_arrlen(p->ins)) || stbds_arrlen(p->ins) != 2)
+        return 0;
+    hr = p->in_reg[p->n_in];
+    if (sg->uop != PFVM_FUSE_U_SIGMOID || sg->n_src != 1 || sg->s[0] != hr || sg->d == hr)
+        return 0;
+    if (mul->uop != PFVM_FUSE_U_MUL || mul->n_src != 2 || mul->d != p->out_reg[0])
+        return 0;
+    return (mul->s[0] == hr && mul->s[1] == sg->d) || (mul->s[0] == sg->d && mul->s[1] == hr);
+#else
+    (void)p;
+    (void)k;
+    return 0;
+#endif
+}
+
 /* Runs the head's own kernel into head_buf (an output's storage); clamp:
  * NULL, or the bounds it clamps to as it stores (pfvm__fz_head_clamp);
- * res: NULL, or the residual it adds before (pfvm__fz_head_residual). */
-static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *clamp, const float *res)
+ * res: NULL, or the residual it adds before (pfvm__fz_head_residual);
+ * silu: nonzero, x * sigmoid(x) stored instead (pfvm__fz_head_silu). */
+static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *clamp, const float *res, int silu)
 {
     const pfvm_tensor *in[16];
     pfvm_tensor *out[1];
@@ -22431,10 +22567,11 @@ static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *
     kk.st = k->st;
     kk.exec = k->exec;
     kk.services = k->services;
-    if ((clamp || res) && k->services) {
+    if ((clamp || res || silu) && k->services) {
         sv = *k->services;
         sv.clamp = clamp;
         sv.residual = res;
+        sv.silu = silu;
         kk.services = &sv;
     }
     kk.max_total_bytes = k->max_total_bytes;
@@ -22622,15 +22759,17 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
     if (p->head) {
         float lohi[3];
         const float *res = NULL;
-        int clamped = 0, stored = pfvm__fz_head_clamp(p, k, lohi);
+        int clamped = 0, silu = 0, stored = pfvm__fz_head_clamp(p, k, lohi);
         pfvm_code rc;
         if (stored)
             clamped = 1;
         else
             stored = pfvm__fz_head_residual(p, k, lohi, &clamped, &res);
-        rc = pfvm__fz_run_head(p, k, clamped ? lohi : NULL, res);
+        if (!stored)
+            stored = silu = pfvm__fz_head_silu(p, k);
+        rc = pfvm__fz_run_head(p, k, clamped ? lohi : NULL, res, silu);
         if (rc || stored)
-            return rc; /* clamped, or the residual added (and clamped): nothing left to run */
+            return rc; /* clamped, the residual added (and clamped) or SiLU stored: nothing left to run */
     }
     /* accumulators (the executor's workspace), set to their initial value */
     for (j = 0; j < ns; j++) {
@@ -25359,6 +25498,12 @@ static float pfvm__la_clamp1(float v, const float *cl)
 #else
 #define PFVM__LA_RES(e) ((void)(e), (const float *)NULL)
 #endif
+/* The epilogue's SiLU (pfvm_la_epi.silu): PFVM__STORE_SILU builds only. */
+#ifdef PFVM__STORE_SILU
+#define PFVM__LA_SILU(e) ((e)->silu)
+#else
+#define PFVM__LA_SILU(e) ((void)(e), 0)
+#endif
 
 /* The bias of rows that have none: the epilogue's zero start. */
 static const float pfvm__la_zero_bias[PFVM__LA_MR_MAX_ALL] = {0.0f};
@@ -25975,6 +26120,7 @@ typedef struct pfvm__la_bepi {
     int init;
     const float *bias, *cl;
     const float *res; /* the last block of K: NULL, or the residual at the block's C (rows ldc apart) */
+    int silu;         /* the last block of K: SiLU of the tiles as they are stored (pfvm_la_epi.silu) */
 } pfvm__la_bepi;
 
 /* A tile of C just stored (mr x nr, rows ldc apart, still in L1) plus
@@ -26029,6 +26175,14 @@ static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int6
 {
     int64_t j, i, b1 = pfvm__la_b1(kn, kc);
     const float *res = ep ? ep->res : NULL, *cl = ep && !res ? ep->cl : NULL; /* with res: clamped after it */
+#ifdef PFVM__STORE_SILU
+    /* the SiLU of each tile runs after the next tile's kernel: read back
+     * right after the kernel's stores, the tile would wait for them to
+     * reach L1 (AVX-512 loads are not forwarded from the store queue);
+     * one kernel later it is there, and the SiLU costs its compute only */
+    float *pend = NULL;
+    int64_t pend_mr = 0, pend_nr = 0;
+#endif
     for (j = 0; j < nc; j += kn->nr) {
         int64_t nr = nc - j < kn->nr ? nc - j : kn->nr;
         /* panel j / NB, column j % NB in it (a kernel narrower than a panel) */
@@ -26055,8 +26209,21 @@ static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int6
             if (res)
                 pfvm__la_res_tile(c + i * ldc + j, ldc, res + i * ldc + j, mr, nr, ep->cl);
 #endif
+#ifdef PFVM__STORE_SILU
+            if (ep && ep->silu) { /* the tile still in L1 */
+                if (pend)
+                    pfvm_ew_silu_rows(pend, ldc, pend_mr, (ptrdiff_t)pend_nr);
+                pend = c + i * ldc + j;
+                pend_mr = mr;
+                pend_nr = nr;
+            }
+#endif
         }
     }
+#ifdef PFVM__STORE_SILU
+    if (pend)
+        pfvm_ew_silu_rows(pend, ldc, pend_mr, (ptrdiff_t)pend_nr);
+#endif
 }
 
 /* The blocking for an m x n x k product: with a workspace, large blocks
@@ -26447,6 +26614,7 @@ static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, pfvm__
                     ep.bias = e->bias ? e->bias + ic : NULL;
                     ep.cl = pc + kc >= k ? PFVM__LA_CL(e) : NULL;
                     ep.res = pc + kc >= k && PFVM__LA_RES(e) ? PFVM__LA_RES(e) + ic * ldc + jc : NULL;
+                    ep.silu = pc + kc >= k && PFVM__LA_SILU(e);
                 }
                 if (apre)
                     pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, c + ic * ldc + jc, ldc, alpha,
@@ -26545,21 +26713,27 @@ static void pfvm__la_epi_clamp(const pfvm_la_epi *e, int64_t m, int64_t j0, int6
  * pfvm__la_epi_res adds both to their result (columns j0..j1) after. */
 static const pfvm_la_epi *pfvm__la_epi_bias_only(const pfvm_la_epi *e, pfvm_la_epi *tmp)
 {
-    if (!e || !PFVM__LA_RES(e))
+    if (!e || (!PFVM__LA_RES(e) && !PFVM__LA_SILU(e)))
         return e;
     tmp->bias = e->bias;
     tmp->cl = tmp->res = NULL;
+    tmp->silu = 0;
     return tmp;
 }
 
+/* ... and the SiLU the same way (pfvm_la_epi.silu, never with a residual
+ * or a clamp). */
 static void pfvm__la_epi_res(const pfvm_la_epi *e, int64_t m, int64_t j0, int64_t j1, float *c, int64_t ldc)
 {
 #ifdef PFVM__STORE_RESIDUAL
     if (e && e->res && j1 > j0)
         pfvm__la_res_tile(c + j0, ldc, e->res + j0, m, j1 - j0, PFVM__LA_CL(e));
-#else
-    (void)e, (void)m, (void)j0, (void)j1, (void)c, (void)ldc;
 #endif
+#ifdef PFVM__STORE_SILU
+    if (e && e->silu && j1 > j0)
+        pfvm_ew_silu_rows(c + j0, ldc, m, (ptrdiff_t)(j1 - j0));
+#endif
+    (void)e, (void)m, (void)j0, (void)j1, (void)c, (void)ldc;
 }
 
 /* PFVM_SMALL_KERNELS' inner loop: s[0..w) = the sums over kc rows of
@@ -30621,6 +30795,13 @@ PFVM_DISPATCH static void pfvm__nn_add_residual(float *y, const float *r, int64_
 #define PFVM__NN_RESIDUAL_OF(k) ((void)(k), (const float *)NULL)
 #endif
 
+/* pfvm__kctx_services.silu: y = y * sigmoid(y) as Conv stores (PFVM__STORE_SILU builds) */
+#ifdef PFVM__STORE_SILU
+#define PFVM__NN_SILU_OF(k) ((k)->services ? (k)->services->silu : 0)
+#else
+#define PFVM__NN_SILU_OF(k) ((void)(k), 0)
+#endif
+
 #ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes split over threads: the N x group planes in `chunks`
  * runs, which the tasks take from a shared counter (where gcc and clang
@@ -30631,6 +30812,7 @@ typedef struct pfvm__nn_dwpar {
     const float *x, *wt, *bias;
     float *y;
     const float *cl; /* NULL, or the clamp of the results (pfvm__kctx_services.clamp) */
+    int silu;        /* SiLU of each plane once computed, while in cache (pfvm__kctx_services.silu) */
     int parts, chunks, next;
 } pfvm__nn_dwpar;
 
@@ -30657,11 +30839,14 @@ static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
         }
         f.cl = p->cl;
 #ifdef PFVM_AVX512_KERNELS
-        if (pfvm__have_avx512() && pfvm__nn_dw_planes4_avx512(p->d, &f))
-            continue;
+        if (!pfvm__have_avx512() || !pfvm__nn_dw_planes4_avx512(p->d, &f))
 #endif
-        if (!pfvm__nn_dw_planes4_avx2(p->d, &f, ia, ib))
-            return 0; /* the first call already: nothing computed */
+            if (!pfvm__nn_dw_planes4_avx2(p->d, &f, ia, ib))
+                return 0; /* the first call already: nothing computed */
+#ifdef PFVM__STORE_SILU
+        for (i = 0; p->silu && i < 4 && q + i < q1; i++) /* each plane once */
+            pfvm_ew_silu_rows(f.y[i], 0, 1, (ptrdiff_t)g->out_plane);
+#endif
     }
     return 1;
 }
@@ -30699,6 +30884,10 @@ static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
         if (p->cl && !lo)
             pfvm__nn_clamp(yg, g->out_plane, p->cl);
 #endif
+#ifdef PFVM__STORE_SILU
+        if (p->silu)
+            pfvm_ew_silu_rows(yg, 0, 1, (ptrdiff_t)g->out_plane);
+#endif
         (void)lo;
     }
 }
@@ -30719,7 +30908,7 @@ static void pfvm__nn_dw_part(void *ctx, int i)
 }
 
 static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
-                             const float *bias, float *y, const float *cl)
+                             const float *bias, float *y, const float *cl, int silu)
 {
     pfvm__nn_dwpar p;
     int64_t planes = g->N * g->group;
@@ -30731,6 +30920,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.bias = bias;
     p.y = y;
     p.cl = cl;
+    p.silu = silu;
     p.parts = work < 65536.0f ? 1 : PFVM__KTHREADS(k);
     if (p.parts > planes)
         p.parts = (int)planes;
@@ -30749,9 +30939,10 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 #endif
 
 /* cl: NULL, or the clamp of the results (pfvm__kctx_services.clamp); res:
- * NULL, or the residual added before it (pfvm__kctx_services.residual). */
+ * NULL, or the residual added before it (pfvm__kctx_services.residual);
+ * silu: nonzero, x * sigmoid(x) stored (pfvm__kctx_services.silu). */
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
-                                   float *y, const pfvm__nn_packed *pk, const float *cl, const float *res)
+                                   float *y, const pfvm__nn_packed *pk, const float *cl, const float *res, int silu)
 {
     int64_t n, gr;
     int failed = 0, is2d, direct = 0;
@@ -30760,7 +30951,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     is2d = pfvm__nn_2d_fits(g, &dw);
 #ifndef PFVM_CONV_NO_DEPTHWISE /* else such planes are 1-row products */
     if (g->MG == 1 && g->CG == 1) {
-        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y, res ? NULL : cl);
+        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y, res ? NULL : cl, silu);
 #ifdef PFVM__STORE_RESIDUAL
         if (res) /* the residual, then the clamp, in a pass of their own */
             pfvm__nn_add_residual(y, res, g->N * g->M * g->out_plane, cl);
@@ -30770,7 +30961,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
 #endif
 #ifdef PFVM__NN_DIRECT
     direct = pfvm__nn_direct_window(&g->w, g->MG, g->CG, g->kk);
-    if (direct && is2d && !res) {
+    if (direct && is2d && !res && !silu) {
         /* Relu (no upper bound) as the blocks store; any other clamp after */
         const float *lo = cl && cl[2] != 0.0f && cl[1] == INFINITY ? cl : NULL;
         if (pfvm__nn_conv_direct(g, &dw, x, wt, bias, y, lo)) {
@@ -30796,6 +30987,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
             e.bias = bias ? bias + gr * g->MG : NULL;
             e.cl = cl;
             e.res = res ? res + (n * g->M + gr * g->MG) * g->out_plane : NULL; /* laid out as y */
+            e.silu = silu;
             if (pfvm__nn_pointwise(g)) {
                 pfvm_la_strided b;
                 b.data = xg;
@@ -30847,7 +31039,7 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
         return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
                                  (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group), PFVM__NN_CLAMP_OF(k),
-                                 PFVM__NN_RESIDUAL_OF(k));
+                                 PFVM__NN_RESIDUAL_OF(k), PFVM__NN_SILU_OF(k));
     if (!PFVM__F64)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
                              "%s inputs need the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
@@ -30863,6 +31055,18 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
                                   PFVM__NN_CLAMP_OF(k));
         else if (rc == PFVM_OK)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "a residual added to a result of type %s",
+                                 pfvm_dtype_name(k->out[0]->dtype));
+        return rc;
+    }
+#endif
+#ifdef PFVM__STORE_SILU
+    if (PFVM__NN_SILU_OF(k)) {
+        /* the fused head's SiLU (a float output) after the reference loops */
+        pfvm_code rc = pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
+        if (rc == PFVM_OK && k->out[0]->dtype == PFVM_FLOAT && k->out[0]->data)
+            pfvm_ew_silu_rows((float *)k->out[0]->data, 0, 1, (ptrdiff_t)pfvm_tensor_numel(k->out[0]));
+        else if (rc == PFVM_OK)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "a SiLU stored into a result of type %s",
                                  pfvm_dtype_name(k->out[0]->dtype));
         return rc;
     }
@@ -34052,7 +34256,7 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
 #define pfvm__nn_simp_conv_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS | PFVM__OP_STORE_CLAMP | PFVM__OP_STORE_RESIDUAL, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv, pfvm__nn_conv_infer_variants})
+    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS | PFVM__OP_STORE_CLAMP | PFVM__OP_STORE_RESIDUAL | PFVM__OP_STORE_SILU, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv, pfvm__nn_conv_infer_variants})
     PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, pfvm__nn_maxpool_infer_variants})
     PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, NULL})
@@ -52669,7 +52873,7 @@ static const pfvm__kctx_services *pfvm__exec_services(void)
     static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
                                           pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    PFVM__SUBGRAPH_SERVICE,
                                           PFVM__INFER_SERVICE,    PFVM__GRADIENT_SERVICE, pfvm__exec_kctx_threads,
-                                          pfvm__exec_kctx_parallel, pfvm__exec_kctx_spend, NULL, NULL};
+                                          pfvm__exec_kctx_parallel, pfvm__exec_kctx_spend, NULL, NULL, 0};
     return &s;
 }
 

@@ -905,6 +905,30 @@ static void build_epilogue(tb *b, const void *arg)
         tb_out(b, tb_op(b, "Relu", tb_op(b, "Add", t, s, NULL), NULL, NULL));
         break;
     }
+    case 17:   /* Conv (1x1, bias, packed at bind) + SiLU: the GEMM's tiles store x * sigmoid(x) */
+    case 18:   /* Conv (3x3, odd sizes) + SiLU, Mul's operands swapped */
+    case 19:   /* depthwise Conv + SiLU: each plane once computed (4 planes per pass, odd widths) */
+    case 20: { /* Conv + Sigmoid of its result times another input: not SiLU, the loop runs */
+        pfvm_node *conv;
+        int dw = which == 19;
+        x = tb_in(b, "x", PFVM_FLOAT, which == 17 ? "2,8,24,24" : dw ? "2,7,19,37" : "2,5,13,11");
+        w = tb_in(b, "w", PFVM_FLOAT, which == 17 ? "16,8,1,1" : dw ? "7,1,3,3" : "6,5,3,3");
+        in[0] = x;
+        in[1] = w;
+        in[2] = tb_in(b, "bias", PFVM_FLOAT, which == 17 ? "16" : dw ? "7" : "6");
+        conv = tb_node(b, "Conv", in, 3, &t);
+        if (which != 17)
+            pfvm_node_set_attr_ints(conv, "pads", (const int64_t[]){1, 1, 1, 1}, 4, &b->st);
+        if (dw)
+            pfvm_node_set_attr_int(conv, "group", 7, &b->st);
+        if (which == 20)
+            t = tb_op(b, "Mul", tb_op(b, "Sigmoid", t, NULL, NULL), tb_in(b, "skip", PFVM_FLOAT, "2,6,13,11"), NULL);
+        else
+            t = which == 18 ? tb_op(b, "Mul", tb_op(b, "Sigmoid", t, NULL, NULL), t, NULL)
+                            : tb_op(b, "Mul", t, tb_op(b, "Sigmoid", t, NULL, NULL), NULL);
+        tb_out(b, t);
+        break;
+    }
     case 3: /* MatMul read twice inside and once outside: stays apart */
         x = tb_in(b, "x", PFVM_FLOAT, "5,6");
         w = tb_in(b, "w", PFVM_FLOAT, "6,7");
@@ -917,9 +941,9 @@ static void build_epilogue(tb *b, const void *arg)
 
 static void test_epilogue(void)
 {
-    int i, expect_nodes[17] = {1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 2};
+    int i, expect_nodes[21] = {1, 1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 1};
     int64_t bind[2] = {33, 33};
-    for (i = 0; i < 17; i++) {
+    for (i = 0; i < 21; i++) {
         char what[32];
         int g;
         tb b;

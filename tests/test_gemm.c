@@ -106,7 +106,9 @@ static float clamp_ref(float v, const float *cl)
  * A packed at bind where there is a workspace (pfvm_la_sgemm_epi_mt): the
  * bits of C filled with the bias, the product added, then clamped; 3 and 4
  * (PFVM__STORE_RESIDUAL builds) as 1 and 2 with a residual tensor added
- * before the clamp (pfvm_la_epi.res: a residual connection's Add). */
+ * before the clamp (pfvm_la_epi.res: a residual connection's Add); 5
+ * (PFVM__STORE_SILU builds) C = SiLU(A*B + bias), x * sigmoid(x) of each
+ * entry once, after all of K (pfvm_la_epi.silu). */
 static void one(int64_t m, int64_t n, int64_t k, float alpha, int ta, int variant, int ws, int epi)
 {
     int64_t ldc = n + 3, i, bsize = (k + 1) * (2 * n + 1) + 2 * n + 1;
@@ -116,13 +118,15 @@ static void one(int64_t m, int64_t n, int64_t k, float alpha, int ta, int varian
     float *r = (float *)malloc((size_t)(m * ldc) * sizeof(float));
     float *w = NULL, *bias = (float *)malloc((size_t)m * sizeof(float)), *apk = NULL;
     float *res = (float *)malloc((size_t)(m * ldc) * sizeof(float));
-    int with_res = epi >= 3;
+    int with_res = epi == 3 || epi == 4, with_silu = epi == 5;
     static const float relu[3] = {0.0f, 1e30f, 1.0f}, clip[3] = {-1.0f, 2.0f, 0.0f};
     size_t wf = pfvm_la_sgemm_ws_floats(m, n, k);
     int64_t as_m = ta ? 1 : k, as_k = ta ? m : 1, gemv;
     pfvm_la_strided pb;
     strided_b sb;
-    if (epi >= 3)
+    if (epi == 5)
+        epi = 1; /* the bias, then SiLU instead of the clamp */
+    else if (epi >= 3)
         epi -= 2; /* the same epilogue, with the residual */
     if (!a || !bd || !c || !r || !bias || !res) {
         CHECK(!"out of memory");
@@ -163,24 +167,32 @@ static void one(int64_t m, int64_t n, int64_t k, float alpha, int ta, int varian
     if (epi) {
         pfvm_la_epi e;
         e.bias = epi == 1 ? bias : NULL;
-        e.cl = epi == 1 ? relu : clip;
+        e.cl = with_silu ? NULL : epi == 1 ? relu : clip;
         e.res = with_res ? res : NULL;
+        e.silu = with_silu;
         if (epi == 2 && w && (apk = (float *)malloc(pfvm_la_packed_floats(m, k) * sizeof(float))) != NULL)
             pfvm_la_pack_a_all(m, k, a, as_m, as_k, apk);
         pfvm_la_sgemm_epi_mt(NULL, m, n, k, alpha, a, as_m, as_k, apk, variant == 1 ? pack_other : pfvm_la_pack_strided,
                              &pb, c, ldc, w, &e);
         reference(m, n, k, alpha, a, as_m, as_k, &sb, r, ldc, gemv);
         for (i = 0; i < m * ldc; i++)
-            if (i % ldc < n)
+            if (i % ldc < n && !with_silu)
                 r[i] = clamp_ref(with_res ? r[i] + res[i] : r[i], e.cl);
+#ifdef PFVM__STORE_SILU
+        if (with_silu) /* each entry once, element by element (the tiles' AVX-512 ends are masked) */
+            for (i = 0; i < m * ldc; i++)
+                if (i % ldc < n)
+                    pfvm_ew_silu_rows(r + i, 0, 1, 1);
+#endif
     } else {
         pfvm_la_sgemm_ws(m, n, k, alpha, a, as_m, as_k, variant == 1 ? pack_other : pfvm_la_pack_strided, &pb, c, ldc, w);
         reference(m, n, k, alpha, a, as_m, as_k, &sb, r, ldc, gemv);
     }
     CHECK_MSG(memcmp(c, r, (size_t)(m * ldc) * sizeof(float)) == 0,
-              "m %lld n %lld k %lld alpha %g transA %d variant %d workspace %d epilogue %d residual %d packed A %d: not the "
-              "rule's bits",
-              (long long)m, (long long)n, (long long)k, alpha, ta, variant, ws && wf, epi, with_res, apk != NULL);
+              "m %lld n %lld k %lld alpha %g transA %d variant %d workspace %d epilogue %d residual %d SiLU %d packed A "
+              "%d: not the rule's bits",
+              (long long)m, (long long)n, (long long)k, alpha, ta, variant, ws && wf, epi, with_res, with_silu,
+              apk != NULL);
 done:
     free(a);
     free(bd);
@@ -199,7 +211,9 @@ int main(void)
     static const int64_t ks[] = {1, 2, 7, PFVM_LA_KC, PFVM_LA_KC + 1, 300};
     size_t im, in, ik;
     int variant, ws, ta, epi;
-#ifdef PFVM__STORE_RESIDUAL
+#if defined(PFVM__STORE_SILU)
+    const int n_epi = 6;
+#elif defined(PFVM__STORE_RESIDUAL)
     const int n_epi = 5;
 #else
     const int n_epi = 3;

@@ -2216,7 +2216,7 @@ static const pfvm__kctx_services *pfvm__exec_services(void)
     static const pfvm__kctx_services s = {pfvm__exec_kctx_output, pfvm__exec_kctx_scratch, pfvm__exec_kctx_set_state,
                                           pfvm__exec_kctx_random, pfvm__exec_kctx_seed,    PFVM__SUBGRAPH_SERVICE,
                                           PFVM__INFER_SERVICE,    PFVM__GRADIENT_SERVICE, pfvm__exec_kctx_threads,
-                                          pfvm__exec_kctx_parallel, pfvm__exec_kctx_spend, NULL, NULL};
+                                          pfvm__exec_kctx_parallel, pfvm__exec_kctx_spend, NULL, NULL, 0};
     return &s;
 }
 

@@ -667,6 +667,11 @@ typedef struct pfvm__kctx_services {
      * whose operator has PFVM__OP_STORE_RESIDUAL, in PFVM__STORE_RESIDUAL
      * builds (src/ops/fused.h). */
     const float *residual;
+    /* nonzero: the kernel stores x * sigmoid(x) of its result x (SiLU,
+     * with the bits of Sigmoid then Mul); never with clamp or residual.
+     * Set like clamp, for a head whose operator has PFVM__OP_STORE_SILU,
+     * in PFVM__STORE_SILU builds (src/ops/fused.h). */
+    int silu;
 } pfvm__kctx_services;
 /* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
  * pfvm__kctx_services.clamp (Conv) */
@@ -674,6 +679,9 @@ typedef struct pfvm__kctx_services {
 /* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
  * pfvm__kctx_services.residual (Conv) */
 #define PFVM__OP_STORE_RESIDUAL 0x20000000u
+/* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
+ * pfvm__kctx_services.silu (Conv) */
+#define PFVM__OP_STORE_SILU 0x10000000u
 /* PFVM__STORE_CLAMP (the builds whose Conv honors the clamp) is defined in
  * src/ops/fused.h, after PFVM_DISPATCH_CLONES that it reads. */
 /* pfvm:internal-end */

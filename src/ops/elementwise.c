@@ -964,33 +964,111 @@ static PFVM__EW_INLINE float pfvm__ew_sigmoidf(float x)
  * then 2^-65), and the clamp is one vminps. */
 #if defined(PFVM_AVX512_KERNELS) && PFVM_FUSE_BLOCK % 16 == 0
 #include <immintrin.h>
+/* sigmoid of 16 floats (the kernel's body) */
+__attribute__((target("avx512f"))) static inline __m512 pfvm__ew_sigmoid16_avx512(__m512 x)
+{
+    const __m512 one = _mm512_set1_ps(1.0f), c = _mm512_set1_ps(PFVM__EW_EXPNEG_ROUND);
+    __m512 t, kf, r, r2, p, ex;
+    __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
+    t = _mm512_min_ps(_mm512_set1_ps(PFVM__EW_SIGMOID_CLAMP), _mm512_abs_ps(x)); /* a NaN |x| stays */
+    kf = _mm512_sub_ps(_mm512_fmadd_ps(t, _mm512_set1_ps(-PFVM__EW_LOG2E), c), c);
+    r = _mm512_fmsub_ps(kf, _mm512_set1_ps(-PFVM__EW_LN2_HI), t);
+    r = _mm512_fmadd_ps(kf, _mm512_set1_ps(-PFVM__EW_LN2_LO), r);
+    r2 = _mm512_mul_ps(r, r);
+    p = _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P0), r, _mm512_set1_ps(PFVM__EW_EXP_P1)), r2,
+                        _mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P2), r, _mm512_set1_ps(PFVM__EW_EXP_P3)));
+    p = _mm512_fmadd_ps(p, r2, _mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P4), r, _mm512_set1_ps(PFVM__EW_EXP_P5)));
+    p = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), one);
+    ex = _mm512_scalef_ps(p, kf); /* p * 2^k, k = kf, rounded once */
+    return _mm512_div_ps(_mm512_mask_blend_ps(neg, one, ex), _mm512_add_ps(one, ex));
+}
+
 __attribute__((target("avx512f"))) static void pfvm__ew_z_sigmoid_avx512(float *PFVM_RESTRICT y,
                                                                           const float *const *s, const void *pv)
 {
     const float *a = s[0];
-    const __m512 one = _mm512_set1_ps(1.0f), c = _mm512_set1_ps(PFVM__EW_EXPNEG_ROUND);
     int e;
     (void)pv;
-    for (e = 0; e < PFVM_FUSE_BLOCK; e += 16) {
-        __m512 x = _mm512_loadu_ps(a + e), t, kf, r, r2, p, ex;
-        __mmask16 neg = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
-        t = _mm512_min_ps(_mm512_set1_ps(PFVM__EW_SIGMOID_CLAMP), _mm512_abs_ps(x)); /* a NaN |x| stays */
-        kf = _mm512_sub_ps(_mm512_fmadd_ps(t, _mm512_set1_ps(-PFVM__EW_LOG2E), c), c);
-        r = _mm512_fmsub_ps(kf, _mm512_set1_ps(-PFVM__EW_LN2_HI), t);
-        r = _mm512_fmadd_ps(kf, _mm512_set1_ps(-PFVM__EW_LN2_LO), r);
-        r2 = _mm512_mul_ps(r, r);
-        p = _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P0), r, _mm512_set1_ps(PFVM__EW_EXP_P1)), r2,
-                            _mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P2), r, _mm512_set1_ps(PFVM__EW_EXP_P3)));
-        p = _mm512_fmadd_ps(p, r2,
-                            _mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P4), r, _mm512_set1_ps(PFVM__EW_EXP_P5)));
-        p = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), one);
-        ex = _mm512_scalef_ps(p, kf); /* p * 2^k, k = kf, rounded once */
-        _mm512_storeu_ps(y + e, _mm512_div_ps(_mm512_mask_blend_ps(neg, one, ex), _mm512_add_ps(one, ex)));
-    }
+    for (e = 0; e < PFVM_FUSE_BLOCK; e += 16)
+        _mm512_storeu_ps(y + e, pfvm__ew_sigmoid16_avx512(_mm512_loadu_ps(a + e)));
 }
 #define PFVM__EW_SIGMOID_FAST pfvm__ew_z_sigmoid_avx512
 #else
 #define PFVM__EW_SIGMOID_FAST NULL
+#endif
+
+#ifdef PFVM__STORE_SILU
+/* y[0..n) = y * sigmoid(y) in place, the bits of Sigmoid then Mul (the
+ * fused-loop engine's, which a SiLU after a Conv ran before the Conv's
+ * stores took it over, pfvm__kctx_services.silu): pfvm__ew_sigmoidf, or
+ * the AVX-512 kernel's steps with masked ends. */
+#if defined(PFVM_AVX512_KERNELS) && PFVM_FUSE_BLOCK % 16 == 0
+__attribute__((target("avx512f"))) static void pfvm__ew_silu_avx512(float *y, ptrdiff_t n)
+{
+    ptrdiff_t e;
+    for (e = 0; e + 32 <= n; e += 32) { /* two independent chains */
+        __m512 x0 = _mm512_loadu_ps(y + e), x1 = _mm512_loadu_ps(y + e + 16);
+        __m512 s0 = pfvm__ew_sigmoid16_avx512(x0), s1 = pfvm__ew_sigmoid16_avx512(x1);
+        _mm512_storeu_ps(y + e, _mm512_mul_ps(x0, s0));
+        _mm512_storeu_ps(y + e + 16, _mm512_mul_ps(x1, s1));
+    }
+    for (; e + 16 <= n; e += 16) {
+        __m512 x = _mm512_loadu_ps(y + e);
+        _mm512_storeu_ps(y + e, _mm512_mul_ps(x, pfvm__ew_sigmoid16_avx512(x)));
+    }
+    if (e < n) {
+        __mmask16 mk = (__mmask16)((1u << (n - e)) - 1u);
+        __m512 x = _mm512_maskz_loadu_ps(mk, y + e);
+        _mm512_mask_storeu_ps(y + e, mk, _mm512_mul_ps(x, pfvm__ew_sigmoid16_avx512(x)));
+    }
+}
+#endif
+
+PFVM_DISPATCH static void pfvm__ew_silu_c(float *y, ptrdiff_t n)
+{
+    ptrdiff_t e = 0;
+    int j;
+    for (; e + 16 <= n; e += 16) /* blocks of fixed length, which compilers vectorize */
+        for (j = 0; j < 16; j++)
+            y[e + j] = y[e + j] * pfvm__ew_sigmoidf(y[e + j]);
+    for (; e < n; e++)
+        y[e] = y[e] * pfvm__ew_sigmoidf(y[e]);
+}
+
+#if defined(PFVM_AVX512_KERNELS) && PFVM_FUSE_BLOCK % 16 == 0
+/* A GEMM tile's rows of 32 (its full width): two vectors per row, the
+ * rows' chains independent, in one loop (the division's latency overlaps
+ * across rows rather than ending each call). */
+__attribute__((target("avx512f"))) static void pfvm__ew_silu_rows32_avx512(float *y, int64_t ld, int64_t rows)
+{
+    int64_t i;
+    for (i = 0; i < rows; i++) {
+        float *r = y + i * ld;
+        __m512 x0 = _mm512_loadu_ps(r), x1 = _mm512_loadu_ps(r + 16);
+        __m512 s0 = pfvm__ew_sigmoid16_avx512(x0), s1 = pfvm__ew_sigmoid16_avx512(x1);
+        _mm512_storeu_ps(r, _mm512_mul_ps(x0, s0));
+        _mm512_storeu_ps(r + 16, _mm512_mul_ps(x1, s1));
+    }
+}
+#endif
+
+PFVM_INTERNAL void pfvm_ew_silu_rows(float *y, int64_t ld, int64_t rows, ptrdiff_t n)
+{
+    int64_t i;
+#if defined(PFVM_AVX512_KERNELS) && PFVM_FUSE_BLOCK % 16 == 0
+    if (pfvm__have_avx512()) {
+        if (n == 32) {
+            pfvm__ew_silu_rows32_avx512(y, ld, rows);
+            return;
+        }
+        for (i = 0; i < rows; i++)
+            pfvm__ew_silu_avx512(y + i * ld, n);
+        return;
+    }
+#endif
+    for (i = 0; i < rows; i++)
+        pfvm__ew_silu_c(y + i * ld, n);
+}
 #endif
 
 /* f(x) in the compute type: the float32 version above, or libm's double. */
@@ -1438,6 +1516,7 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, float a
 #endif
 #define PFVM__EW_OP_FI(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
 #define PFVM__EW_OP_F(name, out) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
+#define PFVM__EW_OP_FU(name, out, u) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u}
 /* binary (PFVM__EW_BINARY): with the kernel for a second operand that is one value */
 #define PFVM__EW_OP_FI2(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, 0}
 /* the same, declaring the fused kernel micro-op u */
@@ -1521,7 +1600,7 @@ PFVM__EW_KERNEL(asinh, PFVM__EW_OP_F(asinh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(acosh, PFVM__EW_OP_F(acosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(atanh, PFVM__EW_OP_F(atanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(erf, PFVM__EW_OP_F(erf, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(sigmoid, PFVM__EW_OP_F(sigmoid, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL(sigmoid, PFVM__EW_OP_FU(sigmoid, PFVM_FLOAT, PFVM_FUSE_U_SIGMOID), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(relu, PFVM__EW_OP_FIU(relu, PFVM_FLOAT, PFVM_FUSE_U_RELU), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(leakyrelu, PFVM__EW_OP_F(leakyrelu, PFVM_FLOAT), PFVM_UNDEFINED, 0.01, 0)
 PFVM__EW_KERNEL(elu, PFVM__EW_OP_F(elu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)

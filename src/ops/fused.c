@@ -1012,7 +1012,7 @@ static int pfvm__fz_dead_after(const pfvm__fz_prog *p, int r, int i)
 static int pfvm__fz_uop_ok(const pfvm__fz_prog *p, const pfvm__fz_ins *in)
 {
     int j;
-    if (!in->uop)
+    if (!in->uop || in->uop == PFVM_FUSE_U_SIGMOID) /* a tag only: the chain kernel has no exp */
         return 0;
     if (in->uop != PFVM_FUSE_U_ADD && in->uop != PFVM_FUSE_U_MUL)
         return 1;
@@ -1520,10 +1520,36 @@ static int pfvm__fz_head_residual(const pfvm__fz_prog *p, const pfvm_kctx *k, fl
 #endif
 }
 
+/* Is everything after the head x * sigmoid(x) of its result x into the
+ * one output (a SIGMOID micro-op on the head's result, then a MUL
+ * micro-op of the head's result and that, either order: efficientnet's
+ * SiLU)? Then the head stores that as it stores its result. Builds with
+ * PFVM__STORE_SILU only. */
+static int pfvm__fz_head_silu(const pfvm__fz_prog *p, const pfvm_kctx *k)
+{
+#ifdef PFVM__STORE_SILU
+    const pfvm__fz_ins *sg = p->ins, *mul = p->ins + 1;
+    int hr;
+    if (!pfvm__fz_head_stores(p, k, PFVM__OP_STORE_SILU, (int)stbds_arrlen(p->ins)) || stbds_arrlen(p->ins) != 2)
+        return 0;
+    hr = p->in_reg[p->n_in];
+    if (sg->uop != PFVM_FUSE_U_SIGMOID || sg->n_src != 1 || sg->s[0] != hr || sg->d == hr)
+        return 0;
+    if (mul->uop != PFVM_FUSE_U_MUL || mul->n_src != 2 || mul->d != p->out_reg[0])
+        return 0;
+    return (mul->s[0] == hr && mul->s[1] == sg->d) || (mul->s[0] == sg->d && mul->s[1] == hr);
+#else
+    (void)p;
+    (void)k;
+    return 0;
+#endif
+}
+
 /* Runs the head's own kernel into head_buf (an output's storage); clamp:
  * NULL, or the bounds it clamps to as it stores (pfvm__fz_head_clamp);
- * res: NULL, or the residual it adds before (pfvm__fz_head_residual). */
-static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *clamp, const float *res)
+ * res: NULL, or the residual it adds before (pfvm__fz_head_residual);
+ * silu: nonzero, x * sigmoid(x) stored instead (pfvm__fz_head_silu). */
+static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *clamp, const float *res, int silu)
 {
     const pfvm_tensor *in[16];
     pfvm_tensor *out[1];
@@ -1544,10 +1570,11 @@ static pfvm_code pfvm__fz_run_head(pfvm__fz_prog *p, pfvm_kctx *k, const float *
     kk.st = k->st;
     kk.exec = k->exec;
     kk.services = k->services;
-    if ((clamp || res) && k->services) {
+    if ((clamp || res || silu) && k->services) {
         sv = *k->services;
         sv.clamp = clamp;
         sv.residual = res;
+        sv.silu = silu;
         kk.services = &sv;
     }
     kk.max_total_bytes = k->max_total_bytes;
@@ -1735,15 +1762,17 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
     if (p->head) {
         float lohi[3];
         const float *res = NULL;
-        int clamped = 0, stored = pfvm__fz_head_clamp(p, k, lohi);
+        int clamped = 0, silu = 0, stored = pfvm__fz_head_clamp(p, k, lohi);
         pfvm_code rc;
         if (stored)
             clamped = 1;
         else
             stored = pfvm__fz_head_residual(p, k, lohi, &clamped, &res);
-        rc = pfvm__fz_run_head(p, k, clamped ? lohi : NULL, res);
+        if (!stored)
+            stored = silu = pfvm__fz_head_silu(p, k);
+        rc = pfvm__fz_run_head(p, k, clamped ? lohi : NULL, res, silu);
         if (rc || stored)
-            return rc; /* clamped, or the residual added (and clamped): nothing left to run */
+            return rc; /* clamped, the residual added (and clamped) or SiLU stored: nothing left to run */
     }
     /* accumulators (the executor's workspace), set to their initial value */
     for (j = 0; j < ns; j++) {

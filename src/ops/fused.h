@@ -121,6 +121,14 @@ extern "C" {
 #define PFVM__STORE_RESIDUAL 1
 #endif
 
+/* Builds whose Conv honors pfvm__kctx_services.silu (x * sigmoid(x) as
+ * the GEMM's tiles and the depthwise planes are stored, see pfvm_la_epi):
+ * the same 64-bit hosts, where efficientnet's SiLU after each Conv was a
+ * pass over memory of its own. */
+#ifdef PFVM__STORE_RESIDUAL
+#define PFVM__STORE_SILU 1
+#endif
+
 /* Where the dispatch is, kernels may also come hand-written for AVX-512
  * (target("avx512f") functions picked at run time with
  * pfvm__have_avx512): the fused loop's chain kernel, and float32 sigmoid.
@@ -183,6 +191,10 @@ enum {
     PFVM_FUSE_U_RELU, /* s0 > 0 ? s0 : 0 */
     PFVM_FUSE_U_NEG,  /* -s0 (the sign bit flipped) */
     PFVM_FUSE_U_ABS,  /* s0 with its sign bit cleared */
+    /* float32 sigmoid as the Sigmoid operator computes it: never chained
+     * (the chain kernel has no exp), a tag that lets the engine recognise
+     * x * sigmoid(x) after a head and hand it to the head's store */
+    PFVM_FUSE_U_SIGMOID,
     PFVM_FUSE_U_COUNT
 };
 /* The instruction just emitted is micro-op `uop` (binary ones need two

@@ -98,6 +98,12 @@ static float pfvm__la_clamp1(float v, const float *cl)
 #else
 #define PFVM__LA_RES(e) ((void)(e), (const float *)NULL)
 #endif
+/* The epilogue's SiLU (pfvm_la_epi.silu): PFVM__STORE_SILU builds only. */
+#ifdef PFVM__STORE_SILU
+#define PFVM__LA_SILU(e) ((e)->silu)
+#else
+#define PFVM__LA_SILU(e) ((void)(e), 0)
+#endif
 
 /* The bias of rows that have none: the epilogue's zero start. */
 static const float pfvm__la_zero_bias[PFVM__LA_MR_MAX_ALL] = {0.0f};
@@ -714,6 +720,7 @@ typedef struct pfvm__la_bepi {
     int init;
     const float *bias, *cl;
     const float *res; /* the last block of K: NULL, or the residual at the block's C (rows ldc apart) */
+    int silu;         /* the last block of K: SiLU of the tiles as they are stored (pfvm_la_epi.silu) */
 } pfvm__la_bepi;
 
 /* A tile of C just stored (mr x nr, rows ldc apart, still in L1) plus
@@ -768,6 +775,14 @@ static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int6
 {
     int64_t j, i, b1 = pfvm__la_b1(kn, kc);
     const float *res = ep ? ep->res : NULL, *cl = ep && !res ? ep->cl : NULL; /* with res: clamped after it */
+#ifdef PFVM__STORE_SILU
+    /* the SiLU of each tile runs after the next tile's kernel: read back
+     * right after the kernel's stores, the tile would wait for them to
+     * reach L1 (AVX-512 loads are not forwarded from the store queue);
+     * one kernel later it is there, and the SiLU costs its compute only */
+    float *pend = NULL;
+    int64_t pend_mr = 0, pend_nr = 0;
+#endif
     for (j = 0; j < nc; j += kn->nr) {
         int64_t nr = nc - j < kn->nr ? nc - j : kn->nr;
         /* panel j / NB, column j % NB in it (a kernel narrower than a panel) */
@@ -794,8 +809,21 @@ static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int6
             if (res)
                 pfvm__la_res_tile(c + i * ldc + j, ldc, res + i * ldc + j, mr, nr, ep->cl);
 #endif
+#ifdef PFVM__STORE_SILU
+            if (ep && ep->silu) { /* the tile still in L1 */
+                if (pend)
+                    pfvm_ew_silu_rows(pend, ldc, pend_mr, (ptrdiff_t)pend_nr);
+                pend = c + i * ldc + j;
+                pend_mr = mr;
+                pend_nr = nr;
+            }
+#endif
         }
     }
+#ifdef PFVM__STORE_SILU
+    if (pend)
+        pfvm_ew_silu_rows(pend, ldc, pend_mr, (ptrdiff_t)pend_nr);
+#endif
 }
 
 /* The blocking for an m x n x k product: with a workspace, large blocks
@@ -1186,6 +1214,7 @@ static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, pfvm__
                     ep.bias = e->bias ? e->bias + ic : NULL;
                     ep.cl = pc + kc >= k ? PFVM__LA_CL(e) : NULL;
                     ep.res = pc + kc >= k && PFVM__LA_RES(e) ? PFVM__LA_RES(e) + ic * ldc + jc : NULL;
+                    ep.silu = pc + kc >= k && PFVM__LA_SILU(e);
                 }
                 if (apre)
                     pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, c + ic * ldc + jc, ldc, alpha,
@@ -1284,21 +1313,27 @@ static void pfvm__la_epi_clamp(const pfvm_la_epi *e, int64_t m, int64_t j0, int6
  * pfvm__la_epi_res adds both to their result (columns j0..j1) after. */
 static const pfvm_la_epi *pfvm__la_epi_bias_only(const pfvm_la_epi *e, pfvm_la_epi *tmp)
 {
-    if (!e || !PFVM__LA_RES(e))
+    if (!e || (!PFVM__LA_RES(e) && !PFVM__LA_SILU(e)))
         return e;
     tmp->bias = e->bias;
     tmp->cl = tmp->res = NULL;
+    tmp->silu = 0;
     return tmp;
 }
 
+/* ... and the SiLU the same way (pfvm_la_epi.silu, never with a residual
+ * or a clamp). */
 static void pfvm__la_epi_res(const pfvm_la_epi *e, int64_t m, int64_t j0, int64_t j1, float *c, int64_t ldc)
 {
 #ifdef PFVM__STORE_RESIDUAL
     if (e && e->res && j1 > j0)
         pfvm__la_res_tile(c + j0, ldc, e->res + j0, m, j1 - j0, PFVM__LA_CL(e));
-#else
-    (void)e, (void)m, (void)j0, (void)j1, (void)c, (void)ldc;
 #endif
+#ifdef PFVM__STORE_SILU
+    if (e && e->silu && j1 > j0)
+        pfvm_ew_silu_rows(c + j0, ldc, m, (ptrdiff_t)(j1 - j0));
+#endif
+    (void)e, (void)m, (void)j0, (void)j1, (void)c, (void)ldc;
 }
 
 /* PFVM_SMALL_KERNELS' inner loop: s[0..w) = the sums over kc rows of

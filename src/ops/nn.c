@@ -2155,6 +2155,13 @@ PFVM_DISPATCH static void pfvm__nn_add_residual(float *y, const float *r, int64_
 #define PFVM__NN_RESIDUAL_OF(k) ((void)(k), (const float *)NULL)
 #endif
 
+/* pfvm__kctx_services.silu: y = y * sigmoid(y) as Conv stores (PFVM__STORE_SILU builds) */
+#ifdef PFVM__STORE_SILU
+#define PFVM__NN_SILU_OF(k) ((k)->services ? (k)->services->silu : 0)
+#else
+#define PFVM__NN_SILU_OF(k) ((void)(k), 0)
+#endif
+
 #ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes split over threads: the N x group planes in `chunks`
  * runs, which the tasks take from a shared counter (where gcc and clang
@@ -2165,6 +2172,7 @@ typedef struct pfvm__nn_dwpar {
     const float *x, *wt, *bias;
     float *y;
     const float *cl; /* NULL, or the clamp of the results (pfvm__kctx_services.clamp) */
+    int silu;        /* SiLU of each plane once computed, while in cache (pfvm__kctx_services.silu) */
     int parts, chunks, next;
 } pfvm__nn_dwpar;
 
@@ -2191,11 +2199,14 @@ static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
         }
         f.cl = p->cl;
 #ifdef PFVM_AVX512_KERNELS
-        if (pfvm__have_avx512() && pfvm__nn_dw_planes4_avx512(p->d, &f))
-            continue;
+        if (!pfvm__have_avx512() || !pfvm__nn_dw_planes4_avx512(p->d, &f))
 #endif
-        if (!pfvm__nn_dw_planes4_avx2(p->d, &f, ia, ib))
-            return 0; /* the first call already: nothing computed */
+            if (!pfvm__nn_dw_planes4_avx2(p->d, &f, ia, ib))
+                return 0; /* the first call already: nothing computed */
+#ifdef PFVM__STORE_SILU
+        for (i = 0; p->silu && i < 4 && q + i < q1; i++) /* each plane once */
+            pfvm_ew_silu_rows(f.y[i], 0, 1, (ptrdiff_t)g->out_plane);
+#endif
     }
     return 1;
 }
@@ -2233,6 +2244,10 @@ static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
         if (p->cl && !lo)
             pfvm__nn_clamp(yg, g->out_plane, p->cl);
 #endif
+#ifdef PFVM__STORE_SILU
+        if (p->silu)
+            pfvm_ew_silu_rows(yg, 0, 1, (ptrdiff_t)g->out_plane);
+#endif
         (void)lo;
     }
 }
@@ -2253,7 +2268,7 @@ static void pfvm__nn_dw_part(void *ctx, int i)
 }
 
 static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
-                             const float *bias, float *y, const float *cl)
+                             const float *bias, float *y, const float *cl, int silu)
 {
     pfvm__nn_dwpar p;
     int64_t planes = g->N * g->group;
@@ -2265,6 +2280,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.bias = bias;
     p.y = y;
     p.cl = cl;
+    p.silu = silu;
     p.parts = work < 65536.0f ? 1 : PFVM__KTHREADS(k);
     if (p.parts > planes)
         p.parts = (int)planes;
@@ -2283,9 +2299,10 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 #endif
 
 /* cl: NULL, or the clamp of the results (pfvm__kctx_services.clamp); res:
- * NULL, or the residual added before it (pfvm__kctx_services.residual). */
+ * NULL, or the residual added before it (pfvm__kctx_services.residual);
+ * silu: nonzero, x * sigmoid(x) stored (pfvm__kctx_services.silu). */
 static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const float *x, const float *wt, const float *bias,
-                                   float *y, const pfvm__nn_packed *pk, const float *cl, const float *res)
+                                   float *y, const pfvm__nn_packed *pk, const float *cl, const float *res, int silu)
 {
     int64_t n, gr;
     int failed = 0, is2d, direct = 0;
@@ -2294,7 +2311,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     is2d = pfvm__nn_2d_fits(g, &dw);
 #ifndef PFVM_CONV_NO_DEPTHWISE /* else such planes are 1-row products */
     if (g->MG == 1 && g->CG == 1) {
-        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y, res ? NULL : cl);
+        pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y, res ? NULL : cl, silu);
 #ifdef PFVM__STORE_RESIDUAL
         if (res) /* the residual, then the clamp, in a pass of their own */
             pfvm__nn_add_residual(y, res, g->N * g->M * g->out_plane, cl);
@@ -2304,7 +2321,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
 #endif
 #ifdef PFVM__NN_DIRECT
     direct = pfvm__nn_direct_window(&g->w, g->MG, g->CG, g->kk);
-    if (direct && is2d && !res) {
+    if (direct && is2d && !res && !silu) {
         /* Relu (no upper bound) as the blocks store; any other clamp after */
         const float *lo = cl && cl[2] != 0.0f && cl[1] == INFINITY ? cl : NULL;
         if (pfvm__nn_conv_direct(g, &dw, x, wt, bias, y, lo)) {
@@ -2330,6 +2347,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
             e.bias = bias ? bias + gr * g->MG : NULL;
             e.cl = cl;
             e.res = res ? res + (n * g->M + gr * g->MG) * g->out_plane : NULL; /* laid out as y */
+            e.silu = silu;
             if (pfvm__nn_pointwise(g)) {
                 pfvm_la_strided b;
                 b.data = xg;
@@ -2381,7 +2399,7 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
     if (pfvm__nn_is_f32(X) && pfvm__nn_is_f32(W) && (!B || pfvm__nn_is_f32(B)))
         return pfvm__nn_conv_f32(k, &g, (const float *)X->data, (const float *)W->data, B ? (const float *)B->data : NULL,
                                  (float *)k->out[0]->data, pfvm__nn_packed_of(k, W, g.group), PFVM__NN_CLAMP_OF(k),
-                                 PFVM__NN_RESIDUAL_OF(k));
+                                 PFVM__NN_RESIDUAL_OF(k), PFVM__NN_SILU_OF(k));
     if (!PFVM__F64)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
                              "%s inputs need the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
@@ -2397,6 +2415,18 @@ static pfvm_code pfvm__nn_k_conv(pfvm_kctx *k)
                                   PFVM__NN_CLAMP_OF(k));
         else if (rc == PFVM_OK)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "a residual added to a result of type %s",
+                                 pfvm_dtype_name(k->out[0]->dtype));
+        return rc;
+    }
+#endif
+#ifdef PFVM__STORE_SILU
+    if (PFVM__NN_SILU_OF(k)) {
+        /* the fused head's SiLU (a float output) after the reference loops */
+        pfvm_code rc = pfvm_nn_conv_ref(k, X, W, NULL, NULL, pfvm__nn_store_post, &sc);
+        if (rc == PFVM_OK && k->out[0]->dtype == PFVM_FLOAT && k->out[0]->data)
+            pfvm_ew_silu_rows((float *)k->out[0]->data, 0, 1, (ptrdiff_t)pfvm_tensor_numel(k->out[0]));
+        else if (rc == PFVM_OK)
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "a SiLU stored into a result of type %s",
                                  pfvm_dtype_name(k->out[0]->dtype));
         return rc;
     }
@@ -5440,7 +5470,7 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
     {NULL, NULL, NULL}};
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS | PFVM__OP_STORE_CLAMP | PFVM__OP_STORE_RESIDUAL, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv, pfvm__nn_conv_infer_variants},
+    {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS | PFVM__OP_STORE_CLAMP | PFVM__OP_STORE_RESIDUAL | PFVM__OP_STORE_SILU, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv, pfvm__nn_conv_infer_variants},
     {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL, NULL, NULL, NULL},
     {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, pfvm__nn_maxpool_infer_variants},
     {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, NULL},

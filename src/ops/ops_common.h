@@ -136,6 +136,13 @@ PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64
  * Arm needs (about 6 instructions per value on a Cortex-M4). */
 PFVM_INTERNAL void pfvm_la_relu_floor(float *y, ptrdiff_t n, float lo);
 
+#ifdef PFVM__STORE_SILU
+/* SiLU in place on `rows` rows of n floats, ld apart: y = y * sigmoid(y)
+ * with the bits of the Sigmoid operator's float32 kernel then Mul
+ * (src/ops/elementwise.c; AVX-512 where the CPU has it). */
+PFVM_INTERNAL void pfvm_ew_silu_rows(float *y, int64_t ld, int64_t rows, ptrdiff_t n);
+#endif
+
 /* A constant A packed once (Conv's weights at bind): pfvm_la_pack_a_all
  * writes all of A (m x k, strides as_m, as_k) in the order
  * pfvm_la_sgemm_packed reads it, pfvm_la_packed_floats(m, k) floats, and
@@ -184,6 +191,10 @@ typedef struct pfvm_la_epi {
      * bits are those of the product's epilogue, then an Add, then the
      * clamp. */
     const float *res;
+    /* nonzero: C = x * sigmoid(x) of the result x (SiLU, the bits of
+     * Sigmoid then Mul; never with cl or res). Builds with
+     * PFVM__STORE_SILU (src/ops/fused.h) only: ignored elsewhere. */
+    int silu;
 } pfvm_la_epi;
 /* pfvm_la_sgemm_mt (apacked NULL) or pfvm_la_sgemm_packed_mt (A packed by
  * pfvm_la_pack_a_all; a, as_m, as_k unused) with the epilogue e. */
