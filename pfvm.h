@@ -251,9 +251,10 @@
  *                         (then Relu/Clip) as its matrix tiles store, on
  *                         targets where that is not the default (it is on
  *                         x86-64 and aarch64; 32-bit targets keep the
- *                         smaller code and run the Add in the fused loop);
- *                         the same bits. Needs the fused-loop engine (not
- *                         with PFVM_NO_FUSION)
+ *                         smaller code and run the Add in the fused loop),
+ *                         and stores a following x * Sigmoid(x) (SiLU) the
+ *                         same way; the same bits. Needs the fused-loop
+ *                         engine (not with PFVM_NO_FUSION)
  *   PFVM_NO_ASM           on a Cortex-M4/M7 (Thumb-2, single-precision FMA),
  *                         the C loops instead of the inline assembly of the
  *                         4x4 matrix tile's and the direct convolutions'
