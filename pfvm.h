@@ -2845,6 +2845,16 @@ PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
  * plan; src/ops/accel_lower.c). 0: the input has a buffer of its own. */
 PFVM_INTERNAL int pfvm_acl_input_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
                                       const pfvm_accel_arg *out, int i, int64_t *off);
+/* Whether node n (its input 0's and output's shapes in, out) computes the
+ * part of its output from the part of its input 0 holding elements [off,
+ * off + count) alone, both parts row-major and contiguous: then *pin and
+ * *pout are the parts' shapes and *poff the output part's first element,
+ * and n may run on each part of its input where that part is computed
+ * (a MaxPool after a channel Concat: squeezenet; streamed plan,
+ * src/ops/accel_lower.c). */
+PFVM_INTERNAL int pfvm_acl_part_through(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *out,
+                                        int64_t off, int64_t count, pfvm_accel_arg *pin, pfvm_accel_arg *pout,
+                                        int64_t *poff);
 /* Whether node n's output (its inputs' and output's shapes in[0..n_in),
  * out; in[0] may itself be a strided view) is a strided view of its input
  * 0 in the streamed plan: then *view is out with vrank, vdims and vstr
@@ -14399,6 +14409,26 @@ int pfvm_acl_input_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, 
     if (n->op->accel == pfvm_acl_concat)
         return pfvm__acl_concat_part(n, in, n_in, out, i, off);
     return 0;
+}
+
+/* MaxPool (4-D, batch 1, one output): the input's channels holding
+ * elements [off, off + count), pooled alone, are the same channels of its
+ * output (the window is spatial only). */
+int pfvm_acl_part_through(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *out, int64_t off,
+                          int64_t count, pfvm_accel_arg *pin, pfvm_accel_arg *pout, int64_t *poff)
+{
+    int64_t hw;
+    if (!n->op || n->op->accel != pfvm_acl_pool || strcmp(n->op_type, "MaxPool") || n->n_outputs != 1 ||
+        in->rank != 4 || out->rank != 4 || in->dims[0] != 1 || out->dims[0] != 1 || in->dims[1] != out->dims[1])
+        return 0;
+    hw = in->dims[2] * in->dims[3];
+    if (hw <= 0 || off < 0 || count <= 0 || off % hw || count % hw || (off + count) / hw > in->dims[1])
+        return 0;
+    *pin = *in;
+    *pout = *out;
+    pin->dims[1] = pout->dims[1] = count / hw;
+    *poff = off / hw * out->dims[2] * out->dims[3];
+    return 1;
 }
 
 /* ---- layout classes each lowering accepts (the layout planner's rules) ---- */

@@ -362,10 +362,38 @@ static void check_convpool(void)
     check_model("tests/models/accel_convpool", "tests/models/accel_convpool/target.txt", 1, 1e-5);
 }
 
+/* accel_concatpool (tools/make_accel_concatpool.py) on its own target:
+ * each MaxPool after a channel Concat is run on every Concat input where
+ * that input is computed (pfvm_acl_part_through): the group-1 Convs pool
+ * in their tiles and store their pooled parts into the pool's output; the
+ * depthwise Conv (not run with a pool) writes its part to a buffer of its
+ * own, which the pool's lowering pools into its part; the Concats and
+ * pools are views; check_model compares the simulated output with the
+ * interpreter's. */
+static void check_concatpool(void)
+{
+    static const char *const views[] = {"# node expand1 (Conv) -> host:", "# node expand3 (Conv) -> host:",
+                                        "# view cat1 (Concat)",           "# view pool1 (MaxPool)",
+                                        "# view expand3_relu (Relu)",     "# node pool2 (MaxPool) on the part of dw",
+                                        "# view cat2 (Concat)",           "# view pool2 (MaxPool)"};
+    pfvm_accel_stats stats;
+    char *prog = emit_with_views("tests/models/accel_concatpool", "tests/models/accel_concatpool/target.txt", views,
+                                 sizeof views / sizeof *views, &stats);
+    /* both of cat1's Convs and pool2's 1x1 branch pool in their tiles */
+    CHECK(prog && strstr(prog, "(pooled by pool1 into its part)") && strstr(prog, "# node branch1 (Conv) -> host:") &&
+          strstr(strstr(prog, "# node branch1 (Conv)"), "(pooled by pool2 into its part)"));
+    /* six nodes lowered (the pool on dw's part is not counted as a node); the pools' flops still count */
+    CHECK(prog && stats.nodes == 6 && stats.flops > 2.0 * 24 * 15 * 15 * 8);
+    pfvm_accel_free(prog);
+    check_model("tests/models/accel_concatpool", "tests/models/accel_concatpool/target.txt", 1, 1e-5);
+}
+
 /* squeezenet1_1 on mncore2 (streamed): each fire module's expand Convs
  * (and their Relus, applied in their tiles) write straight into their
  * parts of the Concat's output (pfvm_acl_input_part), so every Concat is
- * a view; check_model compares the simulated output with the
+ * a view; the MaxPools after features.4's and features.7's Concats pool
+ * each part where it is computed (pfvm_acl_part_through), so they are
+ * views too; check_model compares the simulated output with the
  * interpreter's. */
 static void check_parts(void)
 {
@@ -373,7 +401,9 @@ static void check_parts(void)
         "# view /features/features.3/Concat (Concat)",  "# view /features/features.4/Concat (Concat)",
         "# view /features/features.6/Concat (Concat)",  "# view /features/features.7/Concat (Concat)",
         "# view /features/features.9/Concat (Concat)",  "# view /features/features.10/Concat (Concat)",
-        "# view /features/features.11/Concat (Concat)", "# view /features/features.12/Concat (Concat)"};
+        "# view /features/features.11/Concat (Concat)", "# view /features/features.12/Concat (Concat)",
+        "# view /features/features.5/MaxPool (MaxPool)", "# view /features/features.8/MaxPool (MaxPool)",
+        "(pooled by /features/features.5/MaxPool into its part)"};
     pfvm_accel_free(emit_with_views("tests/models/squeezenet1_1", "targets/mncore2.txt", views,
                                     sizeof views / sizeof *views, NULL));
 }
@@ -503,6 +533,7 @@ int main(void)
     check_chain();
     check_chain_parts();
     check_convpool();
+    check_concatpool();
     check_built_graph();
     check_errors();
     return CHECK_END();

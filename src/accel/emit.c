@@ -25,6 +25,15 @@ typedef struct accel_em_place {
     char layout[256];
 } accel_em_place;
 
+/* Streamed: the part of a pooled Concat a node computes
+ * (accel_em_ppart_find). */
+typedef struct accel_em_ppart {
+    const pfvm_node *r, *q, *qpost; /* the Concat, the pool and the pool's activation */
+    pfvm_accel_arg pin, pout;       /* the part's shapes at the pool's input and output */
+    int64_t qoff;                   /* the pool output part's first element */
+    int64_t qall;                   /* the pool output's elements */
+} accel_em_ppart;
+
 /* A free range of PE memory. */
 typedef struct accel_em_hole {
     int64_t off, size;
@@ -49,6 +58,8 @@ typedef struct accel_em_emitter {
     int vec_vi;                 /* the current node's output is vec_node's input vec_vi */
     pfvm_accel_ctx chain[2];    /* streamed: the nodes the current node may run in its tiles (pfvm_accel_ctx.chain) */
     const pfvm_node *chain_post[2]; /* their activations */
+    accel_em_ppart ppart; /* streamed: the current node's pooled part, to pool after it (ppart_on) */
+    int ppart_on;
 } accel_em_emitter;
 
 static pfvm_code accel_em_put(accel_em_emitter *e, const char *fmt, va_list ap)
@@ -1291,6 +1302,8 @@ static pfvm_code accel_em_dram_out(accel_em_emitter *e, const pfvm_value *v)
 {
     const pfvm_value *u = v;
     int depth, j;
+    if (e->ppart_on)
+        return accel_em_dram(e, v); /* pooled from its own buffer into the pool's part */
     for (depth = 0; !e->naive && v->producer && depth < 4; depth++) {
         const pfvm_node *r = accel_em_consumer(e->g, u);
         pfvm_accel_arg in[PFVM_ACCEL_MAX_ARGS], out;
@@ -1430,6 +1443,189 @@ static int accel_em_reads_view(const pfvm_accel_ctx *c)
     return 0;
 }
 
+/* Whether node n's output, past its activation post, is a part of a
+ * node r's output (pfvm_acl_input_part: squeezenet's Concat of its expand
+ * Convs) that r's single consumer q computes alone (pfvm_acl_part_through:
+ * the MaxPool after the Concat), every input of r being the output of
+ * a streamed node of its own (each runs q on its part, so that r and q
+ * are views); then *pp says where. */
+static int accel_em_ppart_find(accel_em_emitter *e, const pfvm_node *n, const pfvm_node *post, accel_em_ppart *pp)
+{
+    pfvm_accel_arg in[PFVM_ACCEL_MAX_ARGS], out, qin[PFVM_ACCEL_MAX_ARGS], qout;
+    const pfvm_value *v = accel_em_after(n, post);
+    const pfvm_node *r = accel_em_consumer(e->g, v), *q;
+    int64_t off;
+    int i, j = -1, k;
+    if (!r || !r->op || r->n_outputs != 1 || !r->outputs[0] || !accel_em_part_args(e, r, in, &out))
+        return 0;
+    for (i = 0; i < r->n_inputs; i++) {
+        const pfvm_value *x = r->inputs[i];
+        const pfvm_node *p = x ? x->producer : NULL;
+        if (p && p->n_inputs >= 1 && p->inputs[0] && p->inputs[0]->producer &&
+            accel_em_post(e, p->inputs[0]->producer) == p)
+            p = p->inputs[0]->producer; /* x is the activation its producer applies */
+        for (k = 0; k < i; k++)
+            if (r->inputs[k] == x)
+                return 0;
+        if (!p || x->init || p->n_outputs != 1 || !p->op || !pfvm_acl_streamed(p->op) ||
+            accel_em_consumer(e->g, x) != r || accel_em_after(p, accel_em_post(e, p)) != x)
+            return 0;
+        if (x == v)
+            j = i;
+    }
+    if (j < 0 || !pfvm_acl_input_part(r, in, r->n_inputs, &out, j, &off))
+        return 0;
+    q = accel_em_consumer(e->g, r->outputs[0]);
+    if (!q || !q->op || q->n_outputs != 1 || !q->outputs[0] || q->inputs[0] != r->outputs[0] ||
+        !accel_em_part_args(e, q, qin, &qout))
+        return 0;
+    if (!pfvm_acl_part_through(q, &qin[0], &qout, off, accel_em_numel(in[j].rank, in[j].dims), &pp->pin, &pp->pout,
+                               &pp->qoff))
+        return 0;
+    pp->r = r, pp->q = q, pp->qpost = accel_em_post(e, q);
+    pp->qall = accel_em_numel(qout.rank, qout.dims);
+    return 1;
+}
+
+/* Marks the values of a pooled Concat (r's, q's and its activation's
+ * outputs; n's and its activation's when n ran q in its tiles) as views
+ * of the pool's stored output; adds q's flops on the part to stats. */
+static void accel_em_ppart_mark(accel_em_emitter *e, const pfvm_node *n, const pfvm_node *post,
+                                const accel_em_ppart *pp, pfvm_accel_stats *stats)
+{
+    const pfvm_value *vs[5];
+    accel_em_place last = e->places[accel_em_after(pp->q, pp->qpost)->id];
+    int nv = 0, i;
+    vs[nv++] = pp->r->outputs[0];
+    vs[nv++] = pp->q->outputs[0];
+    if (pp->qpost)
+        vs[nv++] = pp->qpost->outputs[0];
+    if (n) {
+        vs[nv++] = n->outputs[0];
+        if (post)
+            vs[nv++] = post->outputs[0];
+    }
+    for (i = 0; i < nv; i++) {
+        accel_em_place *p = &e->places[vs[i]->id];
+        *p = last;
+        p->chained = 1;
+        p->activated = 0;
+    }
+    if (stats) {
+        double fl = pfvm_node_flops(pp->q, NULL);
+        if (fl > 0 && pp->qall > 0)
+            stats->flops += fl * (double)accel_em_numel(pp->pout.rank, pp->pout.dims) / (double)pp->qall;
+    }
+}
+
+/* The pool's args on the part (accel_em_ppart_find) into ch, its output
+ * placed (once, by the first part). */
+static pfvm_code accel_em_ppart_args(accel_em_emitter *e, const accel_em_ppart *pp, pfvm_accel_ctx *ch)
+{
+    const pfvm_value *last = accel_em_after(pp->q, pp->qpost);
+    pfvm_code rc;
+    if (!e->places[last->id].placed && (rc = accel_em_dram(e, last)) != PFVM_OK)
+        return rc;
+    ch->node = pp->q;
+    ch->n_in = pp->q->n_inputs;
+    ch->n_out = 1;
+    if ((rc = accel_em_stream_args(e, pp->q, ch, pp->q->inputs[0])) != PFVM_OK)
+        return rc;
+    ch->in[0] = pp->pin;
+    ch->in[0].dram = ch->in[0].off = -1;
+    ch->out[0] = pp->pout;
+    ch->out[0].dram = e->places[last->id].off + pp->qoff * 4;
+    ch->out[0].off = -1;
+    return PFVM_OK;
+}
+
+/* Streamed node n (args c, lowering f) whose output is a pooled part
+ * (accel_em_ppart_find): the pool run in n's tiles on its part
+ * (pfvm_accel_ctx.chain), storing the pooled part into the pool's
+ * output, so that neither n's output nor the Concat's goes to the root
+ * memory; PFVM_ERR_UNSUPPORTED (nothing emitted) when f does not. */
+static pfvm_code accel_em_ppart_fused(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c, pfvm_accel_fn f,
+                                      const accel_em_ppart *pp, pfvm_accel_stats *stats)
+{
+    const pfvm_node *post = accel_em_post(e, n);
+    pfvm_accel_ctx *ch = &e->chain[0];
+    pfvm_status quiet, *keep = e->st;
+    size_t mark;
+    int ok = 0;
+    pfvm_code rc;
+    memset(ch, 0, sizeof *ch);
+    ch->user = e;
+    ch->st = &quiet;
+    e->chain_post[0] = pp->qpost;
+    ch->post = pp->qpost ? accel_em_chain_post_emit : NULL;
+    if ((rc = accel_em_ppart_args(e, pp, ch)) != PFVM_OK)
+        return rc;
+    mark = (size_t)stbds_arrlen(e->text);
+    if ((rc = accel_em_line(e, "# node %s (%s) -> %s (pooled by %s into its part)", n->name, n->op_type,
+                            e->places[accel_em_after(pp->q, pp->qpost)->id].layout, pp->q->name)) != PFVM_OK)
+        return rc;
+    e->st = &quiet;
+    strcpy(e->on, "");
+    e->post_node = post;
+    c->post = post ? accel_em_post_emit : NULL;
+    c->res = NULL;
+    c->chain = e->chain;
+    c->n_chain = 1;
+    c->chain_done = 0;
+    rc = accel_em_stream_try(e, c, f);
+    ok = rc == PFVM_OK && c->chain_done && (!post || c->post_done);
+    e->st = keep;
+    c->chain = NULL;
+    c->n_chain = 0;
+    if (!ok) {
+        stbds_arrsetlen(e->text, mark);
+        c->post = NULL;
+        c->post_done = 0;
+        return PFVM_ERR_UNSUPPORTED;
+    }
+    accel_em_ppart_mark(e, n, post, pp, stats);
+    return PFVM_OK;
+}
+
+/* After node n wrote its pooled part to a buffer of its own (its
+ * lowering did not run the pool, accel_em_ppart_fused): the pool's
+ * streamed lowering on that part, into the pool's output. */
+static pfvm_code accel_em_ppart_alone(accel_em_emitter *e, const pfvm_node *n, const pfvm_accel_ctx *c,
+                                      const accel_em_ppart *pp, pfvm_accel_stats *stats)
+{
+    const accel_em_place *x = &e->places[n->outputs[0]->id];
+    pfvm_accel_fn f = pfvm_acl_streamed(pp->q->op);
+    pfvm_accel_ctx qc = *c;
+    pfvm_code rc;
+    if (accel_em_post(e, n) && !x->activated)
+        return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED,
+                          "node %s (%s): its part of %s is pooled by %s, but its activation was not applied", n->name,
+                          n->op_type, pp->r->name, pp->q->name);
+    memset(qc.in, 0, sizeof qc.in);
+    memset(qc.out, 0, sizeof qc.out);
+    qc.post = NULL, qc.res = NULL, qc.vec = NULL, qc.chain = NULL, qc.n_chain = 0;
+    qc.post_done = qc.res_done = qc.vec_done = qc.chain_done = 0;
+    if ((rc = accel_em_ppart_args(e, pp, &qc)) != PFVM_OK)
+        return rc;
+    qc.in[0].dram = x->off;
+    if ((rc = accel_em_line(e, "# node %s (%s) on the part of %s -> %s", pp->q->name, pp->q->op_type, n->name,
+                            e->places[accel_em_after(pp->q, pp->qpost)->id].layout)) != PFVM_OK)
+        return rc;
+    strcpy(e->on, "");
+    accel_em_pe_reset(e);
+    e->post_node = pp->qpost;
+    qc.post = pp->qpost ? accel_em_post_emit : NULL;
+    rc = f ? accel_em_stream_try(e, &qc, f) : PFVM_ERR_UNSUPPORTED;
+    if (rc == PFVM_OK && pp->qpost && !qc.post_done)
+        rc = PFVM_ERR_UNSUPPORTED;
+    if (rc == PFVM_ERR_UNSUPPORTED)
+        return pfvm__fail(e->st, rc, "node %s (%s): no streamed lowering of it on the part of %s", pp->q->name,
+                          pp->q->op_type, n->name);
+    if (rc == PFVM_OK)
+        accel_em_ppart_mark(e, NULL, NULL, pp, stats);
+    return rc;
+}
+
 static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
 {
     pfvm_accel_ctx c;
@@ -1488,7 +1684,15 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
         return accel_em_line(e, "# view %s (%s) -> %s (read through its reader's strided map)", n->name, n->op_type,
                              e->places[n->outputs[0]->id].layout);
     f = pfvm_acl_streamed(n->op);
-    if (f && !e->naive && (rc = accel_em_chain(e, n, &c, f, stats)) == PFVM_OK)
+    e->ppart_on = 0;
+    if (f && !e->naive && n->n_outputs == 1 && accel_em_ppart_find(e, n, accel_em_post(e, n), &e->ppart)) {
+        if ((rc = accel_em_ppart_fused(e, n, &c, f, &e->ppart, stats)) == PFVM_OK)
+            goto lowered;
+        if (rc != PFVM_ERR_UNSUPPORTED)
+            return rc;
+        e->ppart_on = 1; /* n alone into a buffer of its own, then the pool on it (accel_em_ppart_alone) */
+    }
+    if (f && !e->naive && !e->ppart_on && (rc = accel_em_chain(e, n, &c, f, stats)) == PFVM_OK)
         goto lowered;
     for (i = 0; i < n->n_outputs; i++)
         if (c.out[i].rank >= 0) {
@@ -1575,6 +1779,9 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     if (rc == PFVM_OK && c.post && c.post_done)
         e->places[n->outputs[0]->id].activated = 1;
 lowered:
+    if (rc == PFVM_OK && e->ppart_on)
+        rc = accel_em_ppart_alone(e, n, &c, &e->ppart, stats);
+    e->ppart_on = 0;
     if (rc == PFVM_OK && stats) {
         double fl = pfvm_node_flops(n, NULL);
         stats->nodes++;

@@ -392,6 +392,16 @@ PFVM_INTERNAL pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op);
  * plan; src/ops/accel_lower.c). 0: the input has a buffer of its own. */
 PFVM_INTERNAL int pfvm_acl_input_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
                                       const pfvm_accel_arg *out, int i, int64_t *off);
+/* Whether node n (its input 0's and output's shapes in, out) computes the
+ * part of its output from the part of its input 0 holding elements [off,
+ * off + count) alone, both parts row-major and contiguous: then *pin and
+ * *pout are the parts' shapes and *poff the output part's first element,
+ * and n may run on each part of its input where that part is computed
+ * (a MaxPool after a channel Concat: squeezenet; streamed plan,
+ * src/ops/accel_lower.c). */
+PFVM_INTERNAL int pfvm_acl_part_through(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *out,
+                                        int64_t off, int64_t count, pfvm_accel_arg *pin, pfvm_accel_arg *pout,
+                                        int64_t *poff);
 /* Whether node n's output (its inputs' and output's shapes in[0..n_in),
  * out; in[0] may itself be a strided view) is a strided view of its input
  * 0 in the streamed plan: then *view is out with vrank, vdims and vstr

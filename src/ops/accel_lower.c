@@ -4246,6 +4246,26 @@ int pfvm_acl_input_part(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, 
     return 0;
 }
 
+/* MaxPool (4-D, batch 1, one output): the input's channels holding
+ * elements [off, off + count), pooled alone, are the same channels of its
+ * output (the window is spatial only). */
+int pfvm_acl_part_through(const pfvm_node *n, const pfvm_accel_arg *in, const pfvm_accel_arg *out, int64_t off,
+                          int64_t count, pfvm_accel_arg *pin, pfvm_accel_arg *pout, int64_t *poff)
+{
+    int64_t hw;
+    if (!n->op || n->op->accel != pfvm_acl_pool || strcmp(n->op_type, "MaxPool") || n->n_outputs != 1 ||
+        in->rank != 4 || out->rank != 4 || in->dims[0] != 1 || out->dims[0] != 1 || in->dims[1] != out->dims[1])
+        return 0;
+    hw = in->dims[2] * in->dims[3];
+    if (hw <= 0 || off < 0 || count <= 0 || off % hw || count % hw || (off + count) / hw > in->dims[1])
+        return 0;
+    *pin = *in;
+    *pout = *out;
+    pin->dims[1] = pout->dims[1] = count / hw;
+    *poff = off / hw * out->dims[2] * out->dims[3];
+    return 1;
+}
+
 /* ---- layout classes each lowering accepts (the layout planner's rules) ---- */
 
 /* The axis a split class names in a tensor of rank r, or -1. */
