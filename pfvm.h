@@ -20978,9 +20978,10 @@ typedef struct pfvm__fz_prog {
     int n_steps;          /* this run: kernel calls per block (a chain is one) */
     int64_t *chunk_at, *chunk_len, *chunk_off; /* PFVM_FUSE_BLOCK each; offs per sink */
     /* the last run's walk, reused while the shapes stay (pfvm__fz_same_shapes):
-     * programs without a head or reductions */
+     * programs without reductions */
     int64_t *memo_sig;    /* (n_in + n_out) * PFVM__FZ_SIG_WORDS: each tensor's kind, type, rank, dims */
     int memo_ok;          /* memo_* below hold the walk of the shapes in memo_sig */
+    int dry;              /* pfvm__fz_run at bind: the walk's setup only, no data read or written */
     int memo_rank, memo_r;
     int64_t memo_S[PFVM_MAX_RANK], memo_D[PFVM_MAX_RANK], memo_inner, memo_total;
 } pfvm__fz_prog;
@@ -22562,15 +22563,56 @@ static pfvm_code pfvm__fz_run_tail(pfvm__fz_prog *p, pfvm_kctx *k)
     return p->tail->op->kernel(&kk);
 }
 
-/* A run with the last run's shapes (no head, no reductions): the outputs,
- * the fixed inputs and the walk as that run's setup left them. */
-static pfvm_code pfvm__fz_run_memo(pfvm__fz_prog *p, pfvm_kctx *k)
+/* The head's result goes to the first float32 output that has its
+ * storage (a planned one): 0 when there is none. */
+static int pfvm__fz_head_out(pfvm__fz_prog *p, const pfvm_kctx *k)
 {
     int j;
+    for (j = 0; j < p->n_out; j++)
+        if (k->out[j] && p->out_sink[j] < 0 && k->out[j]->dtype == PFVM_FLOAT && k->out[j]->data)
+            break;
+    if (j == p->n_out)
+        return 0;
+    p->head_buf = *k->out[j];
+    p->head_buf.owns_data = p->head_buf.owns_strings = 0;
+    p->inp[p->n_in] = &p->head_buf;
+    return 1;
+}
+
+/* Runs the head; *done when that was the whole group (its result clamped,
+ * or the residual added and clamped) or it failed. */
+static pfvm_code pfvm__fz_head_step(pfvm__fz_prog *p, pfvm_kctx *k, int *done)
+{
+    float lohi[3];
+    const float *res = NULL;
+    int clamped = 0, stored = pfvm__fz_head_clamp(p, k, lohi);
+    pfvm_code rc;
+    if (stored)
+        clamped = 1;
+    else
+        stored = pfvm__fz_head_residual(p, k, lohi, &clamped, &res);
+    rc = pfvm__fz_run_head(p, k, clamped ? lohi : NULL, res);
+    *done = rc || stored;
+    return rc;
+}
+
+/* A run with the last run's shapes (no reductions): the outputs, the head,
+ * the fixed inputs and the walk as that run's setup left them. */
+static pfvm_code pfvm__fz_run_memo(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
+{
+    int j;
+    if (p->head && !pfvm__fz_head_out(p, k))
+        return PFVM_OK;
+    *fallback = 0;
     for (j = 0; j < p->n_out; j++) {
         pfvm_tensor *t = k->out[j];
         if (t && !t->data && pfvm_kctx_output(k, j, t->dtype, p->memo_rank, p->memo_S))
             return k->st ? k->st->code : PFVM_ERR_NOMEM;
+    }
+    if (p->head) {
+        pfvm_code rc = pfvm__fz_head_step(p, k, &j);
+        if (j)
+            return rc;
     }
     pfvm__fz_load_fixed(p);
     p->n_chunks = 0;
@@ -22594,7 +22636,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
     for (j = 0; j < p->n_ld; j++)
         p->inp[j] = j < p->n_in ? k->in[j] : NULL;
     /* the shapes of the last run: its walk (no 64-bit shape math per run) */
-    same = !p->head && !ns && pfvm__fz_same_shapes(p, k);
+    same = !ns && pfvm__fz_same_shapes(p, k);
     p->memo_ok = 0;
     for (j = 0; j < p->n_in && !same; j++) {
         const pfvm_tensor *t = k->in[j];
@@ -22604,15 +22646,14 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             t->rank < 0 || t->rank > PFVM_MAX_RANK)
             return PFVM_OK;
     }
-    for (j = 0; j < p->n_in; j++)
+    for (j = 0; j < p->n_in && !p->dry; j++)
         if (p->in_copy[j] && (!k->in[j] || (size_t)pfvm_tensor_numel(k->in[j]) * pfvm_dtype_size(k->in[j]->dtype) !=
                                                  p->in_copy_size[j] ||
                               (p->in_copy_size[j] && memcmp(k->in[j]->data, p->in_copy[j], p->in_copy_size[j]))))
             return PFVM_OK;
-    if (same) {
-        *fallback = 0;
+    if (same && !p->dry) {
         p->memo_ok = 1;
-        return pfvm__fz_run_memo(p, k);
+        return pfvm__fz_run_memo(p, k, fallback);
     }
     /* the walk's shape: a planned element-wise output's, else the used
      * inputs' broadcast */
@@ -22671,16 +22712,8 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             return PFVM_OK;
     }
     /* the head's result goes to the first float32 output of shape S */
-    if (p->head) {
-        for (j = 0; j < p->n_out; j++)
-            if (k->out[j] && p->out_sink[j] < 0 && k->out[j]->dtype == PFVM_FLOAT && k->out[j]->data)
-                break;
-        if (j == p->n_out)
-            return PFVM_OK;
-        p->head_buf = *k->out[j];
-        p->head_buf.owns_data = p->head_buf.owns_strings = 0;
-        p->inp[p->n_in] = &p->head_buf;
-    }
+    if (p->head && !pfvm__fz_head_out(p, k))
+        return PFVM_OK;
     /* every used input's strides over S */
     for (j = 0; j < p->n_ld; j++) {
         const pfvm_tensor *t = p->inp[j];
@@ -22700,7 +22733,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         }
     }
     *fallback = 0;
-    for (j = 0; j < p->n_out; j++) {
+    for (j = 0; j < p->n_out && !p->dry; j++) {
         pfvm_tensor *t = k->out[j];
         if (!t || t->data)
             continue;
@@ -22718,18 +22751,11 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
     for (d = 0; d < rank; d++)
         if (!pfvm__mul_i64(total, S[d], &total))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "output too large");
-    if (p->head) {
-        float lohi[3];
-        const float *res = NULL;
-        int clamped = 0, stored = pfvm__fz_head_clamp(p, k, lohi);
-        pfvm_code rc;
-        if (stored)
-            clamped = 1;
-        else
-            stored = pfvm__fz_head_residual(p, k, lohi, &clamped, &res);
-        rc = pfvm__fz_run_head(p, k, clamped ? lohi : NULL, res);
-        if (rc || stored)
-            return rc; /* clamped, or the residual added (and clamped): nothing left to run */
+    if (p->head && !p->dry) {
+        int done;
+        pfvm_code rc = pfvm__fz_head_step(p, k, &done);
+        if (done)
+            return rc;
     }
     /* accumulators (the executor's workspace), set to their initial value */
     for (j = 0; j < ns; j++) {
@@ -22803,7 +22829,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             if (p->in_reg[j] >= 0 && p->fixed[j] && pfvm__fz_fixed_read_all(p, p->in_reg[j]))
                 p->fixed[j] = 2;
         pfvm__fz_chains(p);
-        if (!p->head && !ns) { /* kept for the next runs of these shapes */
+        if (!ns) { /* kept for the next runs of these shapes */
             p->memo_ok = 1;
             p->memo_rank = rank;
             p->memo_r = r;
@@ -22812,6 +22838,8 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             p->memo_inner = inner;
             p->memo_total = total;
         }
+        if (p->dry)
+            return PFVM_OK;
         pfvm__fz_load_fixed(p);
         p->n_chunks = 0;
         j = pfvm__fz_walk_split(p, k, r, D, inner, total);
@@ -22820,6 +22848,8 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         if (!j)
             pfvm__fz_walk(p, k, r, D, sst, inner, total, 0, total);
     }
+    if (p->dry)
+        return PFVM_OK;
     if (p->tail) {
         pfvm_code rc = pfvm__fz_run_tail(p, k);
         if (rc != PFVM_OK)
@@ -23026,6 +23056,17 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
     s->prog = p;
     s->tried = 1;
     pfvm_kctx_set_state(k, s, pfvm__fz_state_free);
+    if (p && !stbds_arrlen(p->sinks)) {
+        /* the walk over the shapes bound, set up here rather than at the
+         * first run (kept while they stay: pfvm__fz_same_shapes); nothing
+         * when they are not known yet */
+        int fallback;
+        p->dry = 1;
+        rc = pfvm__fz_run(p, k, &fallback);
+        p->dry = 0;
+        if (rc)
+            return rc;
+    }
 #ifndef PFVM_NO_THREADS
     /* the parts' state of a walk cut over the threads (pfvm__fz_walk_split),
      * reserved now so that runs allocate nothing */
