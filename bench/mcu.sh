@@ -177,6 +177,72 @@ every other row links the whole library and runs the default passes on
 the device.
 
 MD
+    # thirteenth round: this run's instructions per MAC (and per inference) on the M4
+    r13() {
+        i=$(($(stat "$B/an386/$1.out" run_ticks) * 40))
+        awk -v i="$i" -v m="$(stat "$B/host/$1.out" macs)" 'BEGIN { printf "%.2f (%d)", m ? i / m : 0, i }'
+    }
+    r13_flash=$(set -- $(flash_by_origin "$B/an386/digits_planned.map"); echo "$1")
+    cat <<MD
+Issue 19, thirteenth round: kernels (before: the twelfth round's "now",
+883f4cd; now: this run, M4 (\`mps2-an386\`), QEMU \`-icount\`, so
+instruction counts, not timings: the load (about 20 on 2 cores during this
+round) does not change them; every output bit-exact with the host build
+and with the twelfth round's outputs, on the M4 and the M7):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| instructions per MAC, mlp (3,200 MACs) | 8.84 (28,280 / inference) | $(r13 mlp) | <= 3 (9,600) |
+| instructions per MAC, digits | 2.45 (826,240) | $(r13 digits) | <= 3 |
+| instructions per MAC, mlp_mnist | 2.93 (297,960) | $(r13 mlp_mnist) | <= 3 |
+| instructions per MAC, dscnn | 2.40 (6,363,440) | $(r13 dscnn) | <= 3 |
+| instructions per MAC, cnn_small | 2.90 (595,160) | $(r13 cnn_small) | <= 3 |
+| instructions per inference, digits_planned / mlp_mnist_planned | 838,320 / 296,600 | $(($(stat "$B/an386/digits_planned.out" run_ticks) * 40)) / $(($(stat "$B/an386/mlp_mnist_planned.out" run_ticks) * 40)) | - |
+| pfvm flash, digits_planned | 47.9 KB | $(kb "$r13_flash") KB | <= 32 KB |
+
+MD
+    cat <<'MD'
+What changed (mlp's run profiled with `python3 bench/qemu_profile.py ELF
+LOG`: 28,246 instructions before, 25,539 now):
+
+- The fused group's walk (src/ops/fused.c) is set up at bind: the walk's
+  shape, each input's strides, the merged dims, which inputs are one
+  value and the instructions' variants were computed with 64-bit
+  arithmetic at every run (`pfvm__fz_run`, 2,700 instructions of the
+  mlp's run); `pfvm__fz_prepare` now runs that setup once over the bound
+  shapes, and each run compares its tensors' kinds, types, ranks and dims
+  with those (`pfvm__fz_same_shapes`; `pfvm__fz_run` with it now 872
+  instructions) and reuses the walk while they are the same; a run with
+  other shapes sets it up again. Groups with a head (Conv, Gemm, MatMul)
+  included, reductions not. On every target. Its cost: each group keeps
+  its shapes (10 int64 per input and output), so the heap peaks grow
+  (dscnn 266.7 -> 282.8 KB, one more 16 KB arena block; the others by at
+  most 0.6 KB) and the run's stack by 0.2 KB (digits 3.7 -> 3.9 KB, mlp
+  2.9 -> 3.1 KB).
+- LayerNormalization's moments (`pfvm__nn_moments_f32`) sum four values
+  a loop step, in the same order (the same sums, the same bits): 1,796
+  -> 1,144 instructions for the mlp's 4 rows of 32.
+- Attribute look-ups compare the first letter before calling `strcmp`,
+  and the executor's work count (`pfvm__touched`) multiplies dims in
+  32 x 32 bits when both fit (one `umull`, not a `pfvm__sat_mul` call
+  per dim): `strcmp` 686 -> 600 instructions (the mlp's attribute names
+  share first letters: alpha/axis, transA/transB), `pfvm__touched` with
+  `pfvm__sat_mul` 1,042 -> 691. The same results.
+- Not reached: 3 instructions per MAC on mlp (9,600 per inference; now
+  about 8.0). What is left of its 25,500: the Gemm tiles and their
+  setup (`pfvm__la_sgemm_in` 7,246 and `pfvm__la_k_gemm` 1,484 for 3,200
+  multiply-adds, K = 20 and 32: the 4x4 tile's epilogue and A's packing
+  weigh on so short a K), erf (2,974: 23 a value), LayerNormalization's
+  row loop and moments (1,875 + 1,144), the GELU group's five
+  element-wise steps (about 3,000 with the walk and the block loop), the
+  executor's per-node work (work count, kernel call, output allocation:
+  about 2,000), attribute look-ups (about 1,000: `strcmp`,
+  `pfvm_node_attr`). Next: the Gemm kernel's attributes and geometry
+  kept at bind (its prepare hook), a 1-row-of-tiles path for M = 4, erf
+  in the GELU group as one step (x * (1 + erf(x / sqrt 2)) / 2 per
+  value), LayerNormalization's normalize loop unrolled like the moments.
+
+MD
     cat <<'MD'
 Issue 19, twelfth round: flash (before: d3a8e39, the eleventh round's
 images, 48563 B for digits_planned and 22043 B with no kernels; each

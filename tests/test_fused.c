@@ -1005,9 +1005,56 @@ static void test_chains(void)
     }
 }
 
+/* ---- runs after runs --------------------------------------------------------------- */
+
+static void build_rerun(tb *b, const void *arg)
+{
+    pfvm_value *x = tb_in(b, "x", PFVM_FLOAT, "n,m"), *s = tb_in(b, "s", PFVM_FLOAT, "1"), *y;
+    (void)arg;
+    y = tb_op(b, "Mul", x, s, NULL);
+    y = tb_op(b, "Add", y, tb_scalar(b, 0.25f), NULL);
+    y = tb_op(b, "Relu", y, NULL, NULL);
+    tb_out(b, tb_op(b, "Neg", y, NULL, NULL));
+}
+
+/* One executor, bound and run again and again: new values of the same
+ * shapes (the walk set up at bind is reused, the one-value input s read
+ * again), other shapes (set up again), then the first ones back; every
+ * run as the operators' own kernels give it, bit for bit. */
+static void test_rerun(void)
+{
+    static const int64_t shapes[][2] = {{2, 5}, {2, 5}, {3, 300}, {3, 300}, {2, 5}, {1, 1}};
+    tb a, b;
+    pfvm_exec *ea, *eb;
+    int r, i;
+    tb_init(&a, 18);
+    tb_init(&b, 18);
+    build_rerun(&a, NULL);
+    build_rerun(&b, NULL);
+    CHECK(!pfvm_optimize(b.m, "fuse", NULL, &b.st));
+    CHECK(count_op_prefix(b.g, "FusedElementwise_") >= 1);
+    ea = pfvm_exec_new(a.m, NULL, &a.st);
+    eb = pfvm_exec_new(b.m, NULL, &b.st);
+    CHECK(ea && eb);
+    for (r = 0; ea && eb && r < (int)(sizeof shapes / sizeof shapes[0]); r++) {
+        pfvm_tensor **ins = make_inputs(ea, shapes[r], 2, -1.0f, 1.0f, 11u + (unsigned)r);
+        int ok = !pfvm_exec_bind(ea, pfvm_tensors_const(ins), 2, &a.st) && !pfvm_exec_run(ea, &a.st) &&
+                 !pfvm_exec_bind(eb, pfvm_tensors_const(ins), 2, &b.st) && !pfvm_exec_run(eb, &b.st);
+        CHECK_MSG(ok, "run %d: %s %s", r, a.st.msg, b.st.msg);
+        for (i = 0; ok && i < pfvm_exec_num_outputs(ea); i++)
+            CHECK_MSG(same_tensor(pfvm_exec_output(ea, i), pfvm_exec_output(eb, i)), "run %d: output %d differs", r, i);
+        free_tensors(ins, 2);
+    }
+    pfvm_exec_free(ea);
+    pfvm_exec_free(eb);
+    pfvm_model_free(a.m);
+    pfvm_model_free(b.m);
+}
+
 int main(void)
 {
     test_chains();
+    test_rerun();
     test_unary();
     test_binary();
     test_misc();

@@ -228,8 +228,11 @@ static uint64_t pfvm__touched(const pfvm_tensor *const *t, int n)
     for (i = 0; i < n; i++)
         if (t[i] && t[i]->kind == PFVM_KIND_TENSOR) {
             uint64_t c = 1;
-            for (j = 0; j < t[i]->rank; j++)
-                c = pfvm__sat_mul(c, t[i]->dims[j] > 0 ? (uint64_t)t[i]->dims[j] : 0);
+            for (j = 0; j < t[i]->rank; j++) {
+                uint64_t d = t[i]->dims[j] > 0 ? (uint64_t)t[i]->dims[j] : 0;
+                /* 32 x 32 bits cannot overflow: one multiply on a 32-bit core */
+                c = (c | d) >> 32 ? pfvm__sat_mul(c, d) : (uint64_t)(uint32_t)c * (uint32_t)d;
+            }
             sum = c > UINT64_MAX - sum ? UINT64_MAX : sum + c;
         } else if (t[i]) {
             sum += t[i]->kind == PFVM_KIND_SEQUENCE ? (uint64_t)stbds_arrlen(t[i]->elems) : 1;

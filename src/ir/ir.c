@@ -825,8 +825,10 @@ pfvm_code pfvm_node_set_attr_string(pfvm_node *n, const char *name, const char *
 const pfvm_attr *pfvm_node_attr(const pfvm_node *n, const char *name)
 {
     int i;
+    /* the first letters compared here: kernels look attributes up at every
+     * run, and a call to strcmp per attribute is most of that on a small core */
     for (i = 0; i < n->n_attrs; i++)
-        if (!strcmp(n->attrs[i].name, name))
+        if (n->attrs[i].name[0] == name[0] && !strcmp(n->attrs[i].name, name))
             return &n->attrs[i];
     return NULL;
 }

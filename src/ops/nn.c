@@ -3748,12 +3748,23 @@ static void pfvm__nn_affine(const pfvm_tensor *x, pfvm_tensor *y, int64_t off, i
  * normalizations' float32 path: ONNX's stash type float). */
 static void pfvm__nn_moments_f32(const float *x, int64_t len, float eps, float *mean, float *inv)
 {
-    float s = 0, s2 = 0, m, n = (float)(len ? len : 1);
+    float s = 0, s2 = 0, m, n = (float)(len ? len : 1), d0, d1, d2, d3;
     ptrdiff_t i, nl = (ptrdiff_t)len; /* pointer-sized: no 64-bit compares on a 32-bit core */
-    for (i = 0; i < nl; i++)
+    /* four at a time, added in order (the same sums as one at a time):
+     * a quarter of the loop steps on cores where -Os does not unroll */
+    for (i = 0; i + 4 <= nl; i += 4)
+        s = s + x[i] + x[i + 1] + x[i + 2] + x[i + 3];
+    for (; i < nl; i++)
         s += x[i];
     m = s / n;
-    for (i = 0; i < nl; i++)
+    for (i = 0; i + 4 <= nl; i += 4) {
+        d0 = x[i] - m;
+        d1 = x[i + 1] - m;
+        d2 = x[i + 2] - m;
+        d3 = x[i + 3] - m;
+        s2 = s2 + d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3;
+    }
+    for (; i < nl; i++)
         s2 += (x[i] - m) * (x[i] - m);
     *mean = m;
     *inv = 1.0f / sqrtf(s2 / n + eps);
