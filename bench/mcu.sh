@@ -179,17 +179,18 @@ the device.
 MD
     cat <<'MD'
 Issue 19, thirteenth round: flash (before: the twelfth round's "now",
-883f4cd; now: this round's code, 48bce5e, measured on one-off builds of
-tests/mcu/pfvm_impl.c with bench/mcu.sh's flags and the selection header
-`interp ops --config` writes for the planned models, map figure; the
-load, about 20 on 2 cores, does not change sizes; every output
-bit-exact with the host build):
+883f4cd; now: this round's images, 48bce5e, the top table's; map
+figure; M4 instruction counts from QEMU `-icount`, so not timings: the
+load, about 20 on 2 cores during this round, does not change them;
+every output bit-exact with the host build and with `interp run`):
 
 | | before | now | target |
 | --- | ---: | ---: | ---: |
 | pfvm flash, digits_planned (default kernels) | 47.9 KB | 45.9 KB | <= 32 KB |
 | pfvm flash, digits_small (digits_planned + `PFVM_SMALL_KERNELS`, opt-in) | 37.1 KB | 35.1 KB | <= 32 KB |
 | pfvm flash, reader + executor with no kernels | 21.5 KB | 21.5 KB | <= 16 KB |
+| instructions per inference, digits_planned / digits_small | 838,320 / 1,457,520 | 836,440 / 1,455,600 | - |
+| stack in a run, digits_planned / digits_small | 2.8 / 10.0 KB | 2.3 / 10.0 KB | - |
 
 Targets not met: digits_planned is 13.9 KB over, digits_small 3.1 KB
 over, the no-kernel image 5.5 KB over.

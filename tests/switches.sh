@@ -13,8 +13,9 @@
 # tests/test_float32_only.c checks; and with PFVM_NO_THREADS, and
 # PFVM_TERSE_MESSAGES, whose message format is checked too, and
 # PFVM_POOL_NO_INT8, also on digits quantized: uint8 MaxPool, and
-# PFVM_QLINEAR_PACK_PER_RUN on the same; and PFVM_UNARY_F32_ONLY, whose
-# refusals tests/test_float32_only.c checks; and
+# PFVM_QLINEAR_PACK_PER_RUN on the same; and PFVM_UNARY_F32_ONLY (with
+# PFVM_PLANNED_ONLY: the header for the fused model does not write it),
+# whose refusals tests/test_float32_only.c checks; and
 # PFVM_PLANNED_ONLY, and PFVM_SMALL_KERNELS); and a
 # depthwise model (dscnn) without Conv's depthwise kernel, near the plain
 # build's outputs. Needs
@@ -66,7 +67,7 @@ for cc in $compilers; do
         "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -include $B/ops.h" \
         "planned_terse:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -include $B/ops.h" \
         "planned_nofusion:planned_nf:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -DPFVM_NO_FUSION -include $B/ops.h" \
-        "planned_only:planned_nf:-DPFVM_NO_AUTODIFF -DPFVM_PLANNED_ONLY -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -DPFVM_NO_FUSION -include $B/ops.h"; do
+        "planned_only:planned_nf:-DPFVM_NO_AUTODIFF -DPFVM_PLANNED_ONLY -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -DPFVM_UNARY_F32_ONLY -DPFVM_NO_FUSION -include $B/ops.h"; do
         name=${v%%:*} rest=${v#*:}
         model=${rest%%:*} flags=${rest#*:}
         exe="$name-$(basename "$cc")"
