@@ -288,7 +288,8 @@
  *                         the node and the switch. `interp ops --config`
  *                         writes it when no unary element-wise node of the
  *                         models reads other than float32 (or a value of
- *                         unknown type). The same bits. digits planned on a
+ *                         unknown type, as inside fused groups: prepare
+ *                         with --planned, not fused). The same bits. digits planned on a
  *                         Cortex-M4F: pfvm's flash -2.0 KB
  *   PFVM_NO_THREADS       kernels never split their work: the matrix engine's
  *                         and the depthwise kernel's split logic is left out
