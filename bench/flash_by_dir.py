@@ -52,7 +52,9 @@ PURPOSES = [
     ('matrix engine (Conv and Gemm products)', r'pfvm_?_la_'),
     ('kernel: Conv (im2col packing, geometry)', r'pfvm__nn_(k_conv|pack_conv|conv|2d_win|prep_conv|dw_range|sp3|attr_dims|packed)'),
     ('kernel: pooling (window, MaxPool)', r'pfvm__nn_(pool|k_maxpool|k_avgpool|max|avg|window|resolve|krange)'),
-    ('kernel: Relu (element-wise engine)', r'pfvm(__ew_|_ew_)'),
+    ('element-wise engine (broadcasting walk, general paths; Gemm\'s bias)', r'pfvm_?_ew_(apply|iter|span|map|shape_output|numeric|choose_path|'
+     r'full_strides|load_|store_|run_node)'),
+    ('kernel: Relu (element-wise)', r'pfvm(__ew_|_ew_)'),
     ('kernel: Flatten', r'pfvm__tn_'),
 ]
 

@@ -442,6 +442,14 @@ if "$INTERP" opt models/digits.onnx -o "$tmp/dp.onnx" --planned --quiet >"$tmp/o
     grep -q '^#define PFVM_POOL_NO_INT8 1' "$tmp/ops_dp.h" && ! grep -q 'PFVM_POOL_NO_INT8' "$tmp/ops.h"; then
     ok
 else bad "ops --config: PFVM_POOL_NO_INT8: $(cat "$tmp/out" "$tmp/ops_dp.h" | head -n 8)"; fi
+# the unary operators without the general element-wise engine: for digits
+# planned without the fuse pass (Relu reads float32), not for digits as
+# exported (types not given) nor fused (the groups' values have no types)
+if "$INTERP" opt models/digits.onnx -o "$tmp/dp_nf.onnx" --planned --passes fold,simplify,cse,bnfold,dce --quiet \
+    >"$tmp/out" 2>&1 && "$INTERP" ops --config "$tmp/dp_nf.onnx" -o "$tmp/ops_nf.h" >>"$tmp/out" 2>&1 &&
+    grep -q '^#define PFVM_UNARY_F32_ONLY 1' "$tmp/ops_nf.h" && ! grep -q 'PFVM_UNARY_F32_ONLY' "$tmp/ops.h"; then
+    ok
+else bad "ops --config: PFVM_UNARY_F32_ONLY: $(cat "$tmp/out" "$tmp/ops_nf.h" | head -n 12)"; fi
 expect_clean_error "ops --config without a model" "$INTERP" ops --config
 expect_clean_error "ops --config missing model" "$INTERP" ops --config "$tmp/nope.onnx"
 # ---- interp accel (pfvm_accel.h) ----

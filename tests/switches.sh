@@ -13,7 +13,9 @@
 # tests/test_float32_only.c checks; and with PFVM_NO_THREADS, and
 # PFVM_TERSE_MESSAGES, whose message format is checked too, and
 # PFVM_POOL_NO_INT8, also on digits quantized: uint8 MaxPool, and
-# PFVM_QLINEAR_PACK_PER_RUN on the same; and
+# PFVM_QLINEAR_PACK_PER_RUN on the same; and PFVM_UNARY_F32_ONLY (with
+# PFVM_PLANNED_ONLY: the header for the fused model does not write it),
+# whose refusals tests/test_float32_only.c checks; and
 # PFVM_PLANNED_ONLY, and PFVM_SMALL_KERNELS); and a
 # depthwise model (dscnn) without Conv's depthwise kernel, near the plain
 # build's outputs. Needs
@@ -65,7 +67,7 @@ for cc in $compilers; do
         "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -include $B/ops.h" \
         "planned_terse:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -include $B/ops.h" \
         "planned_nofusion:planned_nf:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -DPFVM_NO_FUSION -include $B/ops.h" \
-        "planned_only:planned_nf:-DPFVM_NO_AUTODIFF -DPFVM_PLANNED_ONLY -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -DPFVM_NO_FUSION -include $B/ops.h"; do
+        "planned_only:planned_nf:-DPFVM_NO_AUTODIFF -DPFVM_PLANNED_ONLY -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_POOL_NO_INT8 -DPFVM_UNARY_F32_ONLY -DPFVM_NO_FUSION -include $B/ops.h"; do
         name=${v%%:*} rest=${v#*:}
         model=${rest%%:*} flags=${rest#*:}
         exe="$name-$(basename "$cc")"
@@ -143,6 +145,25 @@ else
     echo "ok   float32_only: tests/test_float32_only.c with PFVM_FLOAT32_ONLY: $(tail -n 1 "$B/float32_only.out")"
     pass=$((pass + 1))
 fi
+# the unary operators without the general element-wise engine
+# (PFVM_UNARY_F32_ONLY): float32 Relu's values, clean refusals of double
+# and int8 Relu; alone and with PFVM_FLOAT32_ONLY (tests/test_float32_only.c)
+for v in "unary_f32:-DPFVM_UNARY_F32_ONLY" "unary_f32_float32:-DPFVM_UNARY_F32_ONLY -DPFVM_FLOAT32_ONLY"; do
+    name=${v%%:*} flags=${v#*:}
+    # shellcheck disable=SC2086
+    if ! nice $CC -std=c99 -Wall -Wextra -pedantic -Werror -O1 -g -I. -Itests -DFLOAT32_ONLY_AMALGAMATED $flags \
+        tests/test_float32_only.c -o "$B/$name" -lprotobuf-nanopb -lm 2>"$B/$name.log"; then
+        echo "FAIL $name: compile:"
+        head -n 5 "$B/$name.log"
+        fail=$((fail + 1))
+    elif ! "$B/$name" >"$B/$name.out" 2>&1; then
+        echo "FAIL $name: $(tail -n 3 "$B/$name.out" | tr '\n' ' ')"
+        fail=$((fail + 1))
+    else
+        echo "ok   $name: tests/test_float32_only.c with $flags: $(tail -n 1 "$B/$name.out")"
+        pass=$((pass + 1))
+    fi
+done
 # MaxPool without its 8-bit planes (PFVM_POOL_NO_INT8): digits quantized
 # (uint8 MaxPool) runs the generic loop, with the plain build's bits
 if ! { $I quantize $MODEL --calib models/digits_calib --per-channel -o "$B/q8.qdq.onnx" >/dev/null 2>&1 &&

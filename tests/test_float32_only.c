@@ -4,7 +4,10 @@
  * run in a plain build and, in a PFVM_FLOAT32_ONLY build, fail with an
  * error naming the node and the switch (never a crash, never a wrong
  * value). MaxPool of int8/uint8 windows wholly in the padding gives the
- * type's lowest value in both. Run from the repository root:
+ * type's lowest value in both. With PFVM_UNARY_F32_ONLY (the unary
+ * operators without the general element-wise engine) Relu maps float32
+ * to the same values and refuses double and int8 tensors naming the node
+ * and that switch. Run from the repository root:
  *
  *   build/tests/test_float32_only
  *
@@ -12,6 +15,8 @@
  * -DPFVM_FLOAT32_ONLY it checks the refusals (tests/switches.sh):
  *
  *   cc -DFLOAT32_ONLY_AMALGAMATED -DPFVM_FLOAT32_ONLY -I. -Itests tests/test_float32_only.c -lprotobuf-nanopb -lm
+ *
+ * and with -DPFVM_UNARY_F32_ONLY (alone or with it) those of that switch.
  */
 #ifdef FLOAT32_ONLY_AMALGAMATED
 #define PFVM_IMPLEMENTATION
@@ -30,6 +35,11 @@
 #define DOUBLES_RUN 0
 #else
 #define DOUBLES_RUN 1
+#endif
+#ifdef PFVM_UNARY_F32_ONLY
+#define UNARY_GENERAL 0
+#else
+#define UNARY_GENERAL 1
 #endif
 
 /* A graph of one node `op` over inputs x (rank 2 or 4 dims given) and
@@ -149,6 +159,13 @@ static const double X8[8] = {-1, 2, -3, 4, 5, -6, 7, -8}, W8[8] = {1, 0, 2, 1, -
 static const double X16[16] = {1, -2, 3, 0, 5, 6, -7, 8, 9, -10, 11, 12, -13, 14, 15, -16};
 static const double W4[4] = {1, 2, -1, 1};
 
+/* Refused for its Relu in a PFVM_UNARY_F32_ONLY build: Relu, and Relu(Add)
+ * on doubles (not fused: the fused engine takes float32) */
+static int unary_refused(const one_node *c)
+{
+    return !UNARY_GENERAL && (c->fuse || !strcmp(c->op, "Relu"));
+}
+
 static void check_case(const char *what, one_node c, const double *want, int n_want)
 {
     pfvm_dtype types[2] = {PFVM_FLOAT, PFVM_DOUBLE};
@@ -161,7 +178,12 @@ static void check_case(const char *what, one_node c, const double *want, int n_w
         memset(&st, 0, sizeof st);
         c.dtype = types[ti];
         rc = run(&c, out, 64, &n_out, &st);
-        if (types[ti] == PFVM_FLOAT || DOUBLES_RUN) {
+        if (types[ti] != PFVM_FLOAT && unary_refused(&c)) {
+            /* (with PFVM_FLOAT32_ONLY too, Relu(Add)'s Add refuses first) */
+            CHECK_MSG(rc != PFVM_OK && (strstr(st.msg, "PFVM_UNARY_F32_ONLY") || strstr(st.msg, "PFVM_FLOAT32_ONLY")) &&
+                          strstr(st.msg, "node"),
+                      "%s double: rc %d, message \"%s\"", what, (int)rc, st.msg);
+        } else if (types[ti] == PFVM_FLOAT || DOUBLES_RUN) {
             CHECK_MSG(rc == PFVM_OK, "%s %s: %s", what, pfvm_dtype_name(c.dtype), st.msg);
             for (i = 0; i < n_want && rc == PFVM_OK; i++)
                 same &= i < n_out && out[i] == want[i];
@@ -217,6 +239,22 @@ int main(void)
             CHECK_MSG(run(&c, out, 64, &n_out, &st) == PFVM_OK, "MaxPool %s: %s", pfvm_dtype_name(t8[ti]), st.msg);
             CHECK(n_out == 36 && out[0] == (t8[ti] == PFVM_INT8 ? -128 : 0) && out[7] == (t8[ti] == PFVM_INT8 ? 1 : 1));
         }
+    }
+    {
+        /* Relu on int8: the integer path, refused without the general engine */
+        pfvm_status st;
+        double out[64];
+        int n_out = 0;
+        pfvm_code rc;
+        memset(&st, 0, sizeof st);
+        memset(&c, 0, sizeof c);
+        c.op = "Relu", c.n_in = 1, c.rank[0] = 2, c.dims[0][0] = 2, c.dims[0][1] = 4, c.vals[0] = X8, c.dtype = PFVM_INT8;
+        rc = run(&c, out, 64, &n_out, &st);
+        if (UNARY_GENERAL)
+            CHECK_MSG(rc == PFVM_OK && n_out == 8 && out[0] == 0 && out[1] == 2 && out[7] == 0, "Relu int8: %s", st.msg);
+        else
+            CHECK_MSG(rc != PFVM_OK && strstr(st.msg, "PFVM_UNARY_F32_ONLY") && strstr(st.msg, "node"),
+                      "Relu int8: rc %d, message \"%s\"", (int)rc, st.msg);
     }
     return CHECK_END();
 }

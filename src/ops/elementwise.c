@@ -1498,6 +1498,52 @@ static pfvm_code pfvm__ew_run_node(pfvm_kctx *k, const pfvm__ew_op *op, const pf
     return pfvm__ew_map(k, op, p, ins, n, out);
 }
 
+#ifdef PFVM_UNARY_F32_ONLY
+/* The output of a unary node on x: given storage of x's shape and float32,
+ * or storage asked for with that shape. */
+static pfvm_code pfvm__ew_unary_output(pfvm_kctx *k, const pfvm_tensor *x, pfvm_tensor *out)
+{
+    int d, same = out->dtype == PFVM_FLOAT && out->rank == x->rank;
+    if (!out->data)
+        return pfvm_kctx_output(k, 0, PFVM_FLOAT, x->rank, x->dims);
+    for (d = 0; same && d < x->rank; d++)
+        same = out->dims[d] == x->dims[d];
+    return same ? PFVM_OK : pfvm__ew_fail(k, PFVM_ERR_SHAPE, "output is not float32 of the input's shape");
+}
+#endif
+
+/* The kernel of a unary operator. PFVM_UNARY_F32_ONLY (`interp ops
+ * --config` writes it when no unary node of the models reads other than
+ * float32): the float32 loop over the whole tensor, without the general
+ * engine (broadcasting iterator, integer and double paths, split), which a
+ * firmware image with only unary element-wise operators then leaves out;
+ * any other input fails naming the switch. Else the general engine. */
+static pfvm_code pfvm__ew_run_unary(pfvm_kctx *k, const pfvm__ew_op *op, const pfvm__ew_params *p, pfvm_dtype out_t)
+{
+#ifdef PFVM_UNARY_F32_ONLY
+    const pfvm_tensor *x = k->n_in == 1 ? k->in[0] : NULL;
+    pfvm_tensor *out = k->n_out > 0 ? k->out[0] : NULL;
+    pfvm__ew_params q;
+    (void)out_t;
+    if (!x)
+        return pfvm__ew_fail(k, PFVM_ERR_INVALID, "needs one input");
+    if (!out)
+        return PFVM_OK;
+    if (x->dtype != PFVM_FLOAT || !op->s || op->s_out != PFVM_FLOAT)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "%s input: this build maps float32 only (PFVM_UNARY_F32_ONLY)",
+                             pfvm_dtype_name(x->dtype));
+    if (pfvm__ew_unary_output(k, x, out))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    q = *p;
+    pfvm__ew_params_floats(&q);
+    op->s(out->data, (const float *)x->data, 1, (const float *)x->data, 0, pfvm_tensor_numel(x), &q);
+    return PFVM_OK;
+#else
+    return pfvm__ew_run_node(k, op, p, out_t);
+#endif
+}
+
 static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, float alpha, float beta)
 {
     memset(p, 0, sizeof *p);
@@ -1561,57 +1607,61 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
 
 /* A kernel whose output has the first input's type (out_t UNDEFINED) or
  * bool; alpha and beta are the attributes' defaults. */
-#define PFVM__EW_KERNEL(name, opdef, out_t, alpha, beta)                        \
+#define PFVM__EW_KERNEL(name, opdef, out_t, alpha, beta) PFVM__EW_KERNEL_RUN(pfvm__ew_run_node, name, out_t, alpha, beta, opdef)
+/* the same for a unary operator on floats (pfvm__ew_run_unary) */
+#define PFVM__EW_KERNEL1(name, opdef, out_t, alpha, beta) PFVM__EW_KERNEL_RUN(pfvm__ew_run_unary, name, out_t, alpha, beta, opdef)
+/* opdef last: expanded, its braces' commas make more arguments */
+#define PFVM__EW_KERNEL_RUN(run, name, out_t, alpha, beta, ...)                   \
     static pfvm_code pfvm__ew_k_##name(pfvm_kctx *k)                              \
     {                                                                             \
-        static const pfvm__ew_op op = opdef;                                      \
+        static const pfvm__ew_op op = __VA_ARGS__;                                \
         pfvm__ew_params p;                                                        \
         pfvm__ew_read_params(k->node, &p, alpha, beta);                           \
-        return pfvm__ew_run_node(k, &op, &p, out_t);                              \
+        return run(k, &op, &p, out_t);                                            \
     }                                                                             \
     static pfvm_code pfvm__ew_k_##name##_fuse(pfvm_fuse_ctx *f, const pfvm_node *n) \
     {                                                                             \
-        static const pfvm__ew_op op = opdef;                                      \
+        static const pfvm__ew_op op = __VA_ARGS__;                                \
         pfvm__ew_params p;                                                        \
         pfvm__ew_read_params(n, &p, alpha, beta);                                 \
         return pfvm__ew_fuse_op(f, n, &op, &p);                                   \
     }
 
-PFVM__EW_KERNEL(abs, PFVM__EW_OP_FIU(abs, PFVM_FLOAT, PFVM_FUSE_U_ABS), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(neg, PFVM__EW_OP_FIU(neg, PFVM_FLOAT, PFVM_FUSE_U_NEG), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(exp, PFVM__EW_OP_F(exp, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(log, PFVM__EW_OP_F(log, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(sqrt, PFVM__EW_OP_F(sqrt, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(reciprocal, PFVM__EW_OP_F(reciprocal, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(floor, PFVM__EW_OP_F(floor, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(ceil, PFVM__EW_OP_F(ceil, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(round, PFVM__EW_OP_F(round, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(sign, PFVM__EW_OP_FI(sign, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(sin, PFVM__EW_OP_F(sin, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(cos, PFVM__EW_OP_F(cos, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(tan, PFVM__EW_OP_F(tan, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(asin, PFVM__EW_OP_F(asin, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(acos, PFVM__EW_OP_F(acos, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(atan, PFVM__EW_OP_F(atan, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(sinh, PFVM__EW_OP_F(sinh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(cosh, PFVM__EW_OP_F(cosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(tanh, PFVM__EW_OP_F(tanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(asinh, PFVM__EW_OP_F(asinh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(acosh, PFVM__EW_OP_F(acosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(atanh, PFVM__EW_OP_F(atanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(erf, PFVM__EW_OP_F(erf, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(sigmoid, PFVM__EW_OP_FU(sigmoid, PFVM_FLOAT, PFVM_FUSE_U_SIGMOID), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(relu, PFVM__EW_OP_FIU(relu, PFVM_FLOAT, PFVM_FUSE_U_RELU), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(leakyrelu, PFVM__EW_OP_F(leakyrelu, PFVM_FLOAT), PFVM_UNDEFINED, 0.01, 0)
-PFVM__EW_KERNEL(elu, PFVM__EW_OP_F(elu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
-PFVM__EW_KERNEL(selu, PFVM__EW_OP_F(selu, PFVM_FLOAT), PFVM_UNDEFINED, 1.67326319217681884765625, 0)
-PFVM__EW_KERNEL(celu, PFVM__EW_OP_F(celu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
-PFVM__EW_KERNEL(hardsigmoid, PFVM__EW_OP_F(hardsigmoid, PFVM_FLOAT), PFVM_UNDEFINED, 0.2, 0.5)
-PFVM__EW_KERNEL(hardswish, PFVM__EW_OP_F(hardswish, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(softplus, PFVM__EW_OP_F(softplus, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(softsign, PFVM__EW_OP_F(softsign, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(mish, PFVM__EW_OP_F(mish, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL(thresholdedrelu, PFVM__EW_OP_F(thresholdedrelu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
+PFVM__EW_KERNEL1(abs, PFVM__EW_OP_FIU(abs, PFVM_FLOAT, PFVM_FUSE_U_ABS), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(neg, PFVM__EW_OP_FIU(neg, PFVM_FLOAT, PFVM_FUSE_U_NEG), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(exp, PFVM__EW_OP_F(exp, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(log, PFVM__EW_OP_F(log, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(sqrt, PFVM__EW_OP_F(sqrt, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(reciprocal, PFVM__EW_OP_F(reciprocal, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(floor, PFVM__EW_OP_F(floor, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(ceil, PFVM__EW_OP_F(ceil, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(round, PFVM__EW_OP_F(round, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(sign, PFVM__EW_OP_FI(sign, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(sin, PFVM__EW_OP_F(sin, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(cos, PFVM__EW_OP_F(cos, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(tan, PFVM__EW_OP_F(tan, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(asin, PFVM__EW_OP_F(asin, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(acos, PFVM__EW_OP_F(acos, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(atan, PFVM__EW_OP_F(atan, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(sinh, PFVM__EW_OP_F(sinh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(cosh, PFVM__EW_OP_F(cosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(tanh, PFVM__EW_OP_F(tanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(asinh, PFVM__EW_OP_F(asinh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(acosh, PFVM__EW_OP_F(acosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(atanh, PFVM__EW_OP_F(atanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(erf, PFVM__EW_OP_F(erf, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(sigmoid, PFVM__EW_OP_FU(sigmoid, PFVM_FLOAT, PFVM_FUSE_U_SIGMOID), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(relu, PFVM__EW_OP_FIU(relu, PFVM_FLOAT, PFVM_FUSE_U_RELU), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(leakyrelu, PFVM__EW_OP_F(leakyrelu, PFVM_FLOAT), PFVM_UNDEFINED, 0.01, 0)
+PFVM__EW_KERNEL1(elu, PFVM__EW_OP_F(elu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
+PFVM__EW_KERNEL1(selu, PFVM__EW_OP_F(selu, PFVM_FLOAT), PFVM_UNDEFINED, 1.67326319217681884765625, 0)
+PFVM__EW_KERNEL1(celu, PFVM__EW_OP_F(celu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
+PFVM__EW_KERNEL1(hardsigmoid, PFVM__EW_OP_F(hardsigmoid, PFVM_FLOAT), PFVM_UNDEFINED, 0.2, 0.5)
+PFVM__EW_KERNEL1(hardswish, PFVM__EW_OP_F(hardswish, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(softplus, PFVM__EW_OP_F(softplus, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(softsign, PFVM__EW_OP_F(softsign, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(mish, PFVM__EW_OP_F(mish, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(thresholdedrelu, PFVM__EW_OP_F(thresholdedrelu, PFVM_FLOAT), PFVM_UNDEFINED, 1.0, 0)
 PFVM__EW_KERNEL(isnan, PFVM__EW_OP_F(isnan, PFVM_BOOL), PFVM_BOOL, 0, 0)
 PFVM__EW_KERNEL(not, PFVM__EW_OP_L(not), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL(bitnot, PFVM__EW_OP_I(bitnot), PFVM_UNDEFINED, 0, 0)
@@ -1663,7 +1713,7 @@ static pfvm_code pfvm__ew_k_shrink(pfvm_kctx *k)
     memset(&p, 0, sizeof p);
     p.alpha = pfvm_node_attr_float(k->node, "lambd", 0.5f);
     p.beta = pfvm_node_attr_float(k->node, "bias", 0.0f);
-    return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
+    return pfvm__ew_run_unary(k, &op, &p, PFVM_UNDEFINED);
 }
 
 static pfvm_code pfvm__ew_k_shrink_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
@@ -1696,7 +1746,7 @@ static pfvm_code pfvm__ew_k_gelu(pfvm_kctx *k)
     pfvm__ew_params p;
     memset(&p, 0, sizeof p);
     p.mode = pfvm__ew_gelu_mode(k->node) == 1;
-    return pfvm__ew_run_node(k, &op, &p, PFVM_UNDEFINED);
+    return pfvm__ew_run_unary(k, &op, &p, PFVM_UNDEFINED);
 }
 
 static pfvm_code pfvm__ew_k_gelu_fuse(pfvm_fuse_ctx *f, const pfvm_node *n)
@@ -3422,10 +3472,25 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
 #define PFVM__EW_INTS "int8,int16,int32,int64,uint8,uint16,uint32,uint64"
 #define PFVM__EW_NUMERIC PFVM__EW_FLOATS "," PFVM__EW_INTS
 #define PFVM__EW_SIGNED PFVM__EW_FLOATS ",int8,int16,int32,int64"
+/* The general engine may run a unary node (pfvm__ew_run_unary): its input
+ * not float32, or of a type not given. */
+static int pfvm__ew_unary_needs_general(const pfvm_node *n, const pfvm_value *const *in)
+{
+    const pfvm_value *x = n->n_inputs > 0 ? in[0] : NULL;
+    if (!x || x->type.kind != PFVM_KIND_TENSOR)
+        return 1;
+    return x->type.dtype != PFVM_FLOAT;
+}
+
+/* Named "infer" so that PFVM_NO_SHAPE_INFERENCE builds leave it out. */
+static const pfvm_op_variant pfvm__ew_unary_infer_variants[] = {
+    {"PFVM_UNARY_F32_ONLY", "no unary element-wise node here reads other than float32", pfvm__ew_unary_needs_general},
+    {NULL, NULL, NULL}};
+
 /* The family's hooks of kernel `kern`: `kern##_grad` (gradient builder, see
  * "gradients" above) and `kern##_fuse` (fused-loop code). */
 #define PFVM__EW_U(name, since, kern, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL, NULL, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL, NULL, pfvm__ew_unary_infer_variants}
 #define PFVM__EW_B(name, since, kern, infer, types, check, attrs) \
     {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, NULL, NULL, NULL, NULL}
 #define PFVM__EW_V(name, since, kern, types) PFVM__EW_VI(name, since, kern, pfvm__ew_infer_bcast, types)
@@ -3433,7 +3498,7 @@ static const pfvm_attr_spec pfvm__ew_a_clip6[] = {
     {name, "", since, 0, 1, -1, 1, 1, infer, kern, NULL, PFVM_FUSE_BROADCAST, types, NULL, 0, pfvm__ew_simp_variadic, kern##_grad, kern##_fuse, NULL, NULL, NULL, NULL, NULL}
 /* a unary operator with its own inference (data propagation) */
 #define PFVM__EW_UI(name, since, kern, infer, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL, NULL, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, infer, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, NULL, NULL, NULL, pfvm__ew_unary_infer_variants}
 
 /* accel lowering (see pfvm_accel_fn): one per-PE SIMD instruction. The
  * instruction's operation is the op's own name in the program format. */
@@ -3529,7 +3594,7 @@ static pfvm_code pfvm__ew_accel_binary(pfvm_accel_ctx *c)
 }
 
 #define PFVM__EW_UA(name, since, kern, types, attrs) \
-    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_unary, NULL, NULL, NULL}
+    {name, "", since, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, kern, NULL, PFVM_FUSE_ELEMENTWISE, types, attrs, 0, NULL, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_unary, NULL, NULL, pfvm__ew_unary_infer_variants}
 #define PFVM__EW_BA(name, since, kern, infer, types, check, attrs) \
     {name, "", since, 0, 2, 2, 1, 1, infer, kern, check, PFVM_FUSE_BROADCAST, types, attrs, 0, pfvm__ew_simp_binary, kern##_grad, kern##_fuse, NULL, pfvm__ew_accel_binary, NULL, NULL, NULL}
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
@@ -3570,7 +3635,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_elementwise[] = {
     PFVM__EW_U("ThresholdedRelu", 10, pfvm__ew_k_thresholdedrelu, PFVM__EW_FLOATS, pfvm__ew_a_alpha),
     PFVM__EW_U("Shrink", 9, pfvm__ew_k_shrink, PFVM__EW_NUMERIC, pfvm__ew_a_shrink),
     {"Gelu", "", 20, 0, 1, 1, 1, 1, pfvm__ew_infer_unary, pfvm__ew_k_gelu, pfvm__ew_check_gelu, PFVM_FUSE_ELEMENTWISE,
-     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL, NULL, NULL, NULL, NULL},
+     PFVM__EW_FLOATS, pfvm__ew_a_gelu, 0, NULL, pfvm__ew_k_gelu_grad, pfvm__ew_k_gelu_fuse, NULL, NULL, NULL, NULL, pfvm__ew_unary_infer_variants},
     {"IsNaN", "", 9, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isnan, NULL, PFVM_FUSE_ELEMENTWISE,
      PFVM__EW_FLOATS, NULL, 0, NULL, NULL, pfvm__ew_k_isnan_fuse, NULL, NULL, NULL, NULL, NULL},
     {"IsInf", "", 10, 0, 1, 1, 1, 1, pfvm__ew_infer_bool_unary, pfvm__ew_k_isinf, NULL, PFVM_FUSE_ELEMENTWISE,
