@@ -36930,24 +36930,42 @@ pfvm__qv_kernel_ch(const int8_t *w0, const int8_t *w1, const uint8_t *const *xp,
 }
 #undef PFVM__QV_CB
 
-/* Requantizes one block's sums at np positions (pos: their indices in
- * the plane) into rows mb.. of y (rows OHW apart), a byte each. */
-__attribute__((target("avx2,avx512f,avx512bw,avx512vl"))) static void
-pfvm__qv_store_ch(const pfvm__qv_run *q, const __m512i *acc, pfvm__qi mb, const pfvm__qi *pos, int np, uint8_t *y)
+/* Requantizes one block's sums at np consecutive positions (p0: the
+ * first one's index in the plane) into rows mb.. of y (rows OHW apart):
+ * the 7 vectors of 16 rows' bytes transposed by two vpermt2b (VBMI) into
+ * 16 rows of 8 bytes, one masked store of np bytes a row. */
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vbmi"))) static void
+pfvm__qv_store_ch(const pfvm__qv_run *q, const __m512i *acc, pfvm__qi mb, pfvm__qi p0, int np, uint8_t *y)
 {
     const pfvm__qi left = q->g->MG - mb, OHW = q->g->OH * q->g->OW;
     const int rows = (int)(left < 16 ? left : 16);
-    const __mmask16 live = (__mmask16)((1u << rows) - 1);
+    const __mmask16 live = (__mmask16)((1u << rows) - 1), cols = (__mmask16)((1u << np) - 1);
     const __m512i vm = _mm512_maskz_loadu_epi32(live, q->mult + mb), zp = _mm512_set1_epi32(q->zp);
     const __m512i s = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(live, q->shift + mb), _mm512_set1_epi32(32));
     const __m512i lo = _mm512_set1_epi32(q->u8 ? 0 : -128), hi = _mm512_set1_epi32(q->u8 ? 255 : 127);
-    uint8_t out[16], *ym = y + mb * OHW;
+    /* row (8 h + i)'s byte of position k at 64 h + 8 i + k: index 16 k + 8 h + i */
+    static const uint8_t ix[2][64] = {
+        {0, 16, 32, 48, 64, 80, 96, 112, 1, 17, 33, 49, 65, 81, 97, 113, 2, 18, 34, 50, 66, 82, 98, 114, 3, 19, 35, 51, 67, 83, 99, 115,
+         4, 20, 36, 52, 68, 84, 100, 116, 5, 21, 37, 53, 69, 85, 101, 117, 6, 22, 38, 54, 70, 86, 102, 118, 7, 23, 39, 55, 71, 87, 103, 119},
+        {8, 24, 40, 56, 72, 88, 104, 120, 9, 25, 41, 57, 73, 89, 105, 121, 10, 26, 42, 58, 74, 90, 106, 122, 11, 27, 43, 59, 75, 91, 107, 123,
+         12, 28, 44, 60, 76, 92, 108, 124, 13, 29, 45, 61, 77, 93, 109, 125, 14, 30, 46, 62, 78, 94, 110, 126, 15, 31, 47, 63, 79, 95, 111, 127}};
+    __m128i b[8];
+    __m512i z0, z1;
+    uint8_t t[128], *ym = y + mb * OHW + p0;
     int p, r;
-    for (p = 0; p < np; p++) {
-        _mm_storeu_si128((__m128i *)(void *)out, pfvm__qv_requant16(acc[p], vm, s, zp, lo, hi));
-        for (r = 0; r < rows; r++)
-            ym[r * OHW + pos[p]] = out[r];
-    }
+    for (p = 0; p < PFVM__QV_CP; p++)
+        b[p] = pfvm__qv_requant16(acc[p], vm, s, zp, lo, hi);
+    b[PFVM__QV_CP] = b[PFVM__QV_CP - 1];
+    /* z0, z1: position p's 16 rows at byte 16 p of the pair */
+    z0 = _mm512_inserti32x4(_mm512_castsi128_si512(b[0]), b[1], 1);
+    z0 = _mm512_inserti64x4(z0, _mm256_inserti128_si256(_mm256_castsi128_si256(b[2]), b[3], 1), 1);
+    z1 = _mm512_inserti32x4(_mm512_castsi128_si512(b[4]), b[5], 1);
+    z1 = _mm512_inserti64x4(z1, _mm256_inserti128_si256(_mm256_castsi128_si256(b[6]), b[7], 1), 1);
+    for (r = 0; r < 2; r++)
+        _mm512_storeu_si512((void *)(t + 64 * r),
+                            _mm512_permutex2var_epi8(z0, _mm512_loadu_si512((const void *)ix[r]), z1));
+    for (r = 0; r < rows; r++)
+        _mm_mask_storeu_epi8(ym + r * OHW, cols, _mm_loadl_epi64((const __m128i *)(const void *)(t + 8 * r)));
 }
 
 /* One channel tile: rows mb.. (32, or 16 and a repeat), positions
@@ -36959,32 +36977,34 @@ static void pfvm__qv_ch_tile(const pfvm__qv_run *q, const uint8_t *xi, const int
     const pfvm__qi OHW = g->OH * g->OW, left = g->MG - mb;
     const int8_t *w0 = q->wv + mb * 4 * q->K4, *w1 = left > 16 ? w0 + 16 * 4 * q->K4 : w0;
     const uint8_t *xp[PFVM__QV_CP];
-    pfvm__qi pos[PFVM__QV_CP];
     __m512i acc[2 * PFVM__QV_CP];
     int p, np = 0;
     for (p = 0; p < PFVM__QV_CP; p++) {
         pfvm__qi at = t * PFVM__QV_CP + p;
         np += at < OHW;
         at = at < OHW ? at : OHW - 1;
-        pos[p] = at;
         xp[p] = xi + 4 * (at / g->OW * Ws + at % g->OW);
     }
     pfvm__qv_kernel_ch(w0, w1, xp, off, q->K4, q->init + mb, q->init + mb + 16,
                        (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1),
                        (__mmask16)(left >= 32 ? 0xFFFF : left > 16 ? (1u << (left - 16)) - 1 : 0), acc);
-    pfvm__qv_store_ch(q, acc, mb, pos, np, y);
+    pfvm__qv_store_ch(q, acc, mb, t * PFVM__QV_CP, np, y);
     if (left > 16)
-        pfvm__qv_store_ch(q, acc + PFVM__QV_CP, mb + 16, pos, np, y);
+        pfvm__qv_store_ch(q, acc + PFVM__QV_CP, mb + 16, t * PFVM__QV_CP, np, y);
 }
 
 /* 1 when the channel tile computes fewer sums than the position tile's
  * 8 rows by 32 flat positions (npair pairs of 16): resnet18's 7x7 and
- * 14x14 layers, 28x28 too. */
+ * 14x14 layers, 28x28 and 56x56 too. Needs VBMI (its store). */
+static int pfvm__qd_have(void);
+
 static int pfvm__qv_use_ch(const pfvm__qc_geom *g, pfvm__qi npair)
 {
     pfvm__qi OHW = g->OH * g->OW;
     long long ch = (long long)((g->MG + 31) / 32 * 32) * ((OHW + PFVM__QV_CP - 1) / PFVM__QV_CP * PFVM__QV_CP);
     long long ps = (long long)((g->MG + 7) / 8 * 8) * (npair * 2 * PFVM__QG_NR);
+    if (!pfvm__qd_have()) /* (VBMI: pfvm__qv_store_ch) */
+        return 0;
     if (pfvm__qv_tile_force)
         return pfvm__qv_tile_force == 2;
     return ch < ps;
@@ -37734,39 +37754,32 @@ pfvm__qd_rows(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t
     }
 }
 
+/* One copy of KERNEL per vector count V (a constant in each: its vectors
+ * stay in registers), for row sets (r->R) and for rows. */
+#define PFVM__QD_BY_V(KERNEL)                                                                           \
+    switch (r->V) {                                                                                     \
+    case 1:                                                                                             \
+        KERNEL(r, P, w, init, acc, 1);                                                                  \
+        break;                                                                                          \
+    case 2:                                                                                             \
+        KERNEL(r, P, w, init, acc, 2);                                                                  \
+        break;                                                                                          \
+    case 3:                                                                                             \
+        KERNEL(r, P, w, init, acc, 3);                                                                  \
+        break;                                                                                          \
+    default:                                                                                            \
+        KERNEL(r, P, w, init, acc, 4);                                                                  \
+    }
 PFVM__QD_TARGET static void pfvm__qd_plane(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t init,
                                            int32_t *acc)
 {
     if (r->R) {
-        switch (r->V) {
-        case 1:
-            pfvm__qd_rowsets(r, P, w, init, acc, 1);
-            break;
-        case 2:
-            pfvm__qd_rowsets(r, P, w, init, acc, 2);
-            break;
-        case 3:
-            pfvm__qd_rowsets(r, P, w, init, acc, 3);
-            break;
-        default:
-            pfvm__qd_rowsets(r, P, w, init, acc, 4);
-        }
-        return;
-    }
-    switch (r->V) {
-    case 1:
-        pfvm__qd_rows(r, P, w, init, acc, 1);
-        break;
-    case 2:
-        pfvm__qd_rows(r, P, w, init, acc, 2);
-        break;
-    case 3:
-        pfvm__qd_rows(r, P, w, init, acc, 3);
-        break;
-    default:
-        pfvm__qd_rows(r, P, w, init, acc, 4);
+        PFVM__QD_BY_V(pfvm__qd_rowsets)
+    } else {
+        PFVM__QD_BY_V(pfvm__qd_rows)
     }
 }
+#undef PFVM__QD_BY_V
 
 /* The u8 padded plane of channel plane (its first element) of X; the
  * padding, written once per node by the caller, is left alone. */
