@@ -1446,6 +1446,9 @@ static void test_qlinear_conv_direct_tiles(void)
         {1, 8, 6, 9, 16, 5, 5, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 0, 1, 0, 1},    /* 5x5 dilated rows, 16 rows */
         {1, 32, 5, 5, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1},   /* at the extremes (int32 wrap) */
         {1, 3, 20, 37, 9, 7, 7, 1, 2, 2, 3, 3, 3, 3, 1, 1, 1, 0, 1, 0, 1},   /* 7x7/2 stem, 9 rows */
+        /* the phase planes' rows at strides over 1 (64 positions a step) */
+        {1, 8, 9, 150, 8, 3, 3, 1, 2, 2, 1, 2, 0, 1, 1, 1, 1, 0, 1, 0, 1},   /* stride 2, 76 positions a row */
+        {1, 12, 20, 31, 10, 3, 3, 1, 3, 3, 2, 0, 1, 2, 2, 2, 1, 1, 1, 0, 1}, /* stride 3, dilated, uneven pads */
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
