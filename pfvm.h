@@ -3955,6 +3955,11 @@ PFVM_INTERNAL void pfvm_q_force_no_vnni(int on);
  * and SSE im2col rows and interleave (no 8x32 zmm tiles, no AVX-512 BW
  * masked rows or 64-column interleave; the tests compare the two). */
 PFVM_INTERNAL void pfvm_q_force_vnni_narrow(int on);
+/* pfvm_q_force_direct_tile(1 or 2): the direct QLinearConv path takes its
+ * position tile (8 rows by 32 flat positions) or its channel tile (32
+ * rows in the lanes by 7 positions) on every node; 0: each node the one
+ * computing fewer sums. The tests compare the two. */
+PFVM_INTERNAL void pfvm_q_force_direct_tile(int which);
 /* ---- src/shape/infer.h ---- */
 /* pfvm_infer_shapes (not strict) that also hands each graph's knowledge to
  * keep: passes read known contents (shape values, folded constants) this
@@ -35247,6 +35252,13 @@ PFVM_INTERNAL void pfvm_q_force_vnni_narrow(int on)
     pfvm__qv_narrow = on;
 }
 
+static int pfvm__qv_tile_force; /* 0: by the sums; 1: positions; 2: channels */
+
+PFVM_INTERNAL void pfvm_q_force_direct_tile(int which)
+{
+    pfvm__qv_tile_force = which;
+}
+
 #if defined(PFVM_DISPATCH_CLONES)
 
 /* The block's four rows are written out: in a loop over rows gcc keeps
@@ -36481,6 +36493,13 @@ static pfvm__qi pfvm__qv_k4(const pfvm__qc_geom *g, int direct)
     return direct ? (g->CG + 3) / 4 * g->KH * g->KW : (g->K + 3) / 4;
 }
 
+/* Weight rows per group in wv: the direct path packs blocks of 16 rows
+ * (pfvm__qv_weights), which both of its tiles read; the others Mp. */
+static pfvm__qi pfvm__qv_rows(const pfvm__qc_geom *g, int direct)
+{
+    return direct ? (g->MG + 15) / 16 * 16 : g->Mp;
+}
+
 /* The VNNI kernels multiply signed bytes: every weight minus its row's
  * zero point (nwz: one per tensor or one per row of K) must fit int8. */
 static int pfvm__qv_weights_fit(const pfvm__qc_geom *g, const pfvm_tensor *W, const pfvm_tensor *wz)
@@ -36509,22 +36528,25 @@ static pfvm__qi pfvm__qv_direct_pos(const pfvm__qc_geom *g, pfvm__qi kk)
     return ((c / 4) * g->KH * g->KW + tap) * 4 + c % 4;
 }
 
-/* direct: in the order of the direct path (pfvm__qv_direct_pos), else
- * the im2col panels'. */
+/* direct: in the order of the direct path (pfvm__qv_direct_pos), blocks
+ * of 16 rows, wv[b][kq][16][4] (a zmm of 16 rows' words per kq for the
+ * channel tile, pfvm__qv_kernel_ch); else the im2col panels', blocks of
+ * PFVM__QG_MR rows. */
 static void pfvm__qv_weights(const pfvm_tensor *W, const pfvm_tensor *wz, const pfvm__qc_geom *g, int direct, int8_t *wv,
                              int32_t *wsum)
 {
-    pfvm__qi nwz = pfvm_tensor_numel(wz), K4 = pfvm__qv_k4(g, direct), gg, c, kk;
-    memset(wv, 0, (size_t)(g->group * g->Mp * 4 * K4));
+    pfvm__qi nwz = pfvm_tensor_numel(wz), K4 = pfvm__qv_k4(g, direct), R = pfvm__qv_rows(g, direct), gg, c, kk;
+    pfvm__qi br = direct ? 16 : PFVM__QG_MR; /* rows a block */
+    memset(wv, 0, (size_t)(g->group * R * 4 * K4));
     for (gg = 0; gg < g->group; gg++)
         for (c = 0; c < g->Mp; c++) {
             pfvm__qi m = gg * g->MG + c;
-            int8_t *blk = wv + (gg * g->Mp + c / PFVM__QG_MR * PFVM__QG_MR) * 4 * K4 + c % PFVM__QG_MR * 4;
+            int8_t *blk = wv + (gg * R + c / br * br) * 4 * K4 + c % br * 4;
             int32_t z = c < g->MG ? pfvm__q_at(wz, nwz == 1 ? 0 : m) : 0, sum = 0;
             for (kk = 0; c < g->MG && kk < g->K; kk++) {
                 int32_t v = pfvm__q_at(W, m * g->K + kk) - z;
                 pfvm__qi at = direct ? pfvm__qv_direct_pos(g, kk) : kk;
-                blk[at / 4 * 4 * PFVM__QG_MR + at % 4] = (int8_t)v;
+                blk[at / 4 * 4 * br + at % 4] = (int8_t)v;
                 sum += v;
             }
             wsum[gg * g->Mp + c] = sum;
@@ -37004,6 +37026,19 @@ static void pfvm__qv_tile16(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb)
                       q->init + mb, &e[0], &e[1], &e[2], &e[3]);
 }
 
+/* pfvm__qg_requant8 of 16 sums with each lane's own multiplier vm and
+ * shift s (shift - 32: 1 to 30), the zero point zp added and clamped to
+ * [lo, hi] (what pfvm__qv_store2's packs saturate to): 16 bytes. */
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl"), always_inline)) static inline __m128i
+pfvm__qv_requant16(__m512i a, __m512i vm, __m512i s, __m512i zp, __m512i lo, __m512i hi)
+{
+    __m512i pe = _mm512_mul_epi32(a, vm), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(vm, 32));
+    __m512i rnd = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(s, _mm512_set1_epi32(1)));
+    __m512i v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+    v = _mm512_add_epi32(_mm512_srav_epi32(_mm512_add_epi32(v, rnd), s), zp);
+    return _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi));
+}
+
 #define PFVM__QV_FEW 4 /* a last panel of at most this many columns: pfvm__qv_columns */
 #define PFVM__QV_COL(c, a)                                                                              \
     if ((c) < cols) {                                                                                   \
@@ -37028,7 +37063,7 @@ pfvm__qv_columns(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb)
     const int8_t *w = q->wv + mb * 4 * K4;
     const uint8_t *x = q->panels + jb * K4 * 4 * PFVM__QG_NR;
     const __m512i init = _mm512_maskz_loadu_epi32(live, q->init + mb);
-    __m512i a0 = init, a1 = init, a2 = init, a3 = init, vm, s, v, lo, hi;
+    __m512i a0 = init, a1 = init, a2 = init, a3 = init, vm, s, lo, hi;
     uint8_t out[16];
     pfvm__qi kq;
     int r;
@@ -37051,12 +37086,8 @@ pfvm__qv_columns(const pfvm__qv_run *q, pfvm__qi mb, pfvm__qi jb)
     lo = _mm512_set1_epi32(q->u8 ? 0 : -128), hi = _mm512_set1_epi32(q->u8 ? 255 : 127);
     for (r = 0; r < cols; r++) {
         __m512i a = r == 0 ? a0 : r == 1 ? a1 : r == 2 ? a2 : a3;
-        __m512i pe = _mm512_mul_epi32(a, vm), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), _mm512_srli_epi64(vm, 32));
-        __m512i rnd = _mm512_sllv_epi32(_mm512_set1_epi32(1), _mm512_sub_epi32(s, _mm512_set1_epi32(1)));
         pfvm__qi m;
-        v = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
-        v = _mm512_add_epi32(_mm512_srav_epi32(_mm512_add_epi32(v, rnd), s), _mm512_set1_epi32(q->zp));
-        _mm_storeu_si128((__m128i *)(void *)out, _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi)));
+        _mm_storeu_si128((__m128i *)(void *)out, pfvm__qv_requant16(a, vm, s, _mm512_set1_epi32(q->zp), lo, hi));
         for (m = 0; m < rows; m++)
             q->y0[(mb + m) * q->OHW + jb * PFVM__QG_NR + r] = out[m];
     }
@@ -37186,15 +37217,31 @@ pfvm__qv_direct_row(const uint8_t *const *r, pfvm__qi W, pfvm__qi pl, pfvm__qi p
 }
 
 /* One row of a phase plane (columns b, b + sw, ... of the padded row)
- * at a stride sw > 1, a position at a time. */
+ * at a stride sw > 1: the positions [lo, hi) inside the input, 64 at a
+ * time, gathered from each row into a stack row, then interleaved as at
+ * stride 1 (a position at a time cost the stride-2 layers ~2% of
+ * resnet18's time); the zero point elsewhere. */
 static void pfvm__qv_direct_phase_row(const uint8_t *const *r, const pfvm__qc_geom *g, pfvm__qi b, pfvm__qi Ws, uint8_t xz,
                                       uint8_t *d)
 {
-    pfvm__qi s, t;
-    for (s = 0; s < Ws; s++, d += 4) {
-        pfvm__qi iw = s * g->sw + b - g->pl;
-        for (t = 0; t < 4; t++)
-            d[t] = iw < 0 || iw >= g->W ? xz : r[t] ? r[t][iw] : 0;
+    const pfvm__qi sw = g->sw, a = g->pl - b, e = g->W + g->pl - b; /* s * sw in [a, e): inside */
+    pfvm__qi lo = a <= 0 ? 0 : (a + sw - 1) / sw, hi = e <= 0 ? 0 : (e + sw - 1) / sw, s, j;
+    uint8_t tmp[4][64];
+    const uint8_t *tr[4];
+    int t;
+    hi = hi < Ws ? hi : Ws;
+    lo = lo < hi ? lo : hi;
+    memset(d, xz, (size_t)(4 * lo));
+    memset(d + 4 * hi, xz, (size_t)(4 * (Ws - hi)));
+    for (s = lo; s < hi; s += 64) {
+        pfvm__qi n = hi - s < 64 ? hi - s : 64;
+        for (t = 0; t < 4; t++) {
+            const uint8_t *src = r[t] ? r[t] + s * sw - a : NULL;
+            tr[t] = src ? tmp[t] : NULL;
+            for (j = 0; src && j < n; j++)
+                tmp[t][j] = src[j * sw];
+        }
+        pfvm__qv_direct_row(tr, n, 0, 0, xz, d + 4 * s);
     }
 }
 
@@ -37229,13 +37276,14 @@ static void pfvm__qv_direct_fill(const pfvm__qc_geom *g, const uint8_t *x, uint8
 }
 
 /* The 8x32 tile of the direct path: pfvm__qv_kernel8 with the panels at
- * x + off[kq] (x: the tile's first position in xi), the second block's
- * rows stored only when e10->rows > 0 (w1 may repeat w0). */
+ * x + off[kq] (x: the tile's first position in xi) and the weights in
+ * 16-row blocks (64 bytes a kq), the second block's rows stored only
+ * when e10->rows > 0 (w1 may repeat w0). */
 #define PFVM__QV_R8(wb, r, a0, a1)                                                                      \
     {                                                                                                   \
         int32_t q;                                                                                      \
         __m512i wq;                                                                                     \
-        memcpy(&q, (wb) + kq * 4 * PFVM__QG_MR + 4 * (r), sizeof q);                                    \
+        memcpy(&q, (wb) + kq * 64 + 4 * (r), sizeof q);                                                 \
         wq = _mm512_set1_epi32(q);                                                                      \
         a0 = _mm512_dpbusd_epi32(a0, x0, wq);                                                           \
         a1 = _mm512_dpbusd_epi32(a1, x1, wq);                                                           \
@@ -37304,8 +37352,8 @@ static void pfvm__qv_direct_epi(const pfvm__qv_run *q, uint8_t *yf, pfvm__qi ys,
 static void pfvm__qv_direct_tile(const pfvm__qv_run *q, const uint8_t *xi, const int32_t *off, uint8_t *yf,
                                  pfvm__qi ys, pfvm__qi mb, pfvm__qi jp)
 {
-    const int8_t *w0 = q->wv + mb * 4 * q->K4;
-    const int8_t *w1 = mb + PFVM__QG_MR < q->g->MG ? w0 + PFVM__QG_MR * 4 * q->K4 : w0;
+    const int8_t *w0 = q->wv + mb / 16 * 16 * 4 * q->K4 + mb % 16 * 4; /* (mb % 8 == 0: both in one block) */
+    const int8_t *w1 = mb + PFVM__QG_MR < q->g->MG ? w0 + 4 * PFVM__QG_MR : w0;
     pfvm__qi j = jp * 2 * PFVM__QG_NR;
     pfvm__qv_epi e00, e01, e10, e11;
     pfvm__qv_direct_epi(q, yf, ys, mb, j, &e00);
@@ -37313,6 +37361,135 @@ static void pfvm__qv_direct_tile(const pfvm__qv_run *q, const uint8_t *xi, const
     pfvm__qv_direct_epi(q, yf, ys, mb + PFVM__QG_MR, j, &e10);
     pfvm__qv_direct_epi(q, yf, ys, mb + PFVM__QG_MR, j + PFVM__QG_NR, &e11);
     pfvm__qv_kernel8d(w0, w1, xi + 4 * j, off, q->K4, q->init + mb, &e00, &e01, &e10, &e11);
+}
+
+/* ---- the direct path's channel tile ----------------------------------------------------------- *
+ *
+ * On small planes (resnet18's 14x14 and 7x7) the position tile's flat
+ * positions waste sums: the padding columns of each row and the round up
+ * to 32 (64 positions computed for 49 at 7x7). The channel tile puts 32
+ * output channels in the lanes of two zmm (the 16-row weight blocks of
+ * pfvm__qv_weights: one 64-byte load a block and kq) against
+ * PFVM__QV_CP output positions, each one's four channels at a tap one
+ * word of xi broadcast: any positions, none of them padding. The last
+ * tile of a plane repeats its last position; sums are those of the other
+ * tiles (same bytes). pfvm__qv_direct_conv picks the tile per node by
+ * counting the sums each computes. */
+#define PFVM__QV_CP 7 /* positions a channel tile: 49, 196, 784 and 3136 are multiples */
+
+#define PFVM__QV_CB(p)                                                                                  \
+    {                                                                                                   \
+        int32_t xq;                                                                                     \
+        __m512i b;                                                                                      \
+        memcpy(&xq, x##p + o, sizeof xq);                                                               \
+        b = _mm512_set1_epi32(xq);                                                                      \
+        c##p = _mm512_dpbusd_epi32(c##p, b, wa);                                                        \
+        d##p = _mm512_dpbusd_epi32(d##p, b, wb);                                                        \
+    }
+/* The sums of two 16-row blocks w0, w1 (from their starting sums i0,
+ * i1) at the positions xp[0..6] of xi, into acc[0..6] (w0) and acc[7..13]. */
+__attribute__((target("avx2,avx512f,avx512vl,avx512vnni"))) static void
+pfvm__qv_kernel_ch(const int8_t *w0, const int8_t *w1, const uint8_t *const *xp, const int32_t *off, pfvm__qi K4,
+                   const int32_t *i0, const int32_t *i1, __mmask16 live0, __mmask16 live1, __m512i *acc)
+{
+    const uint8_t *x0 = xp[0], *x1 = xp[1], *x2 = xp[2], *x3 = xp[3], *x4 = xp[4], *x5 = xp[5], *x6 = xp[6];
+    __m512i c0 = _mm512_maskz_loadu_epi32(live0, i0), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0;
+    __m512i d0 = _mm512_maskz_loadu_epi32(live1, i1), d1 = d0, d2 = d0, d3 = d0, d4 = d0, d5 = d0, d6 = d0;
+    pfvm__qi kq;
+    for (kq = 0; kq < K4; kq++, w0 += 64, w1 += 64) {
+        const int32_t o = off[kq];
+        const __m512i wa = _mm512_loadu_si512((const void *)w0), wb = _mm512_loadu_si512((const void *)w1);
+        PFVM__QV_CB(0)
+        PFVM__QV_CB(1)
+        PFVM__QV_CB(2)
+        PFVM__QV_CB(3)
+        PFVM__QV_CB(4)
+        PFVM__QV_CB(5)
+        PFVM__QV_CB(6)
+    }
+    acc[0] = c0, acc[1] = c1, acc[2] = c2, acc[3] = c3, acc[4] = c4, acc[5] = c5, acc[6] = c6;
+    acc[7] = d0, acc[8] = d1, acc[9] = d2, acc[10] = d3, acc[11] = d4, acc[12] = d5, acc[13] = d6;
+}
+#undef PFVM__QV_CB
+
+/* Requantizes one block's sums at np consecutive positions (p0: the
+ * first one's index in the plane) into rows mb.. of y (rows OHW apart):
+ * the 7 vectors of 16 rows' bytes transposed by two vpermt2b (VBMI) into
+ * 16 rows of 8 bytes, one masked store of np bytes a row. */
+__attribute__((target("avx2,avx512f,avx512bw,avx512vl,avx512vbmi"))) static void
+pfvm__qv_store_ch(const pfvm__qv_run *q, const __m512i *acc, pfvm__qi mb, pfvm__qi p0, int np, uint8_t *y)
+{
+    const pfvm__qi left = q->g->MG - mb, OHW = q->g->OH * q->g->OW;
+    const int rows = (int)(left < 16 ? left : 16);
+    const __mmask16 live = (__mmask16)((1u << rows) - 1), cols = (__mmask16)((1u << np) - 1);
+    const __m512i vm = _mm512_maskz_loadu_epi32(live, q->mult + mb), zp = _mm512_set1_epi32(q->zp);
+    const __m512i s = _mm512_sub_epi32(_mm512_maskz_loadu_epi32(live, q->shift + mb), _mm512_set1_epi32(32));
+    const __m512i lo = _mm512_set1_epi32(q->u8 ? 0 : -128), hi = _mm512_set1_epi32(q->u8 ? 255 : 127);
+    /* row (8 h + i)'s byte of position k at 64 h + 8 i + k: index 16 k + 8 h + i */
+    static const uint8_t ix[2][64] = {
+        {0, 16, 32, 48, 64, 80, 96, 112, 1, 17, 33, 49, 65, 81, 97, 113, 2, 18, 34, 50, 66, 82, 98, 114, 3, 19, 35, 51, 67, 83, 99, 115,
+         4, 20, 36, 52, 68, 84, 100, 116, 5, 21, 37, 53, 69, 85, 101, 117, 6, 22, 38, 54, 70, 86, 102, 118, 7, 23, 39, 55, 71, 87, 103, 119},
+        {8, 24, 40, 56, 72, 88, 104, 120, 9, 25, 41, 57, 73, 89, 105, 121, 10, 26, 42, 58, 74, 90, 106, 122, 11, 27, 43, 59, 75, 91, 107, 123,
+         12, 28, 44, 60, 76, 92, 108, 124, 13, 29, 45, 61, 77, 93, 109, 125, 14, 30, 46, 62, 78, 94, 110, 126, 15, 31, 47, 63, 79, 95, 111, 127}};
+    __m128i b[8];
+    __m512i z0, z1;
+    uint8_t t[128], *ym = y + mb * OHW + p0;
+    int p, r;
+    for (p = 0; p < PFVM__QV_CP; p++)
+        b[p] = pfvm__qv_requant16(acc[p], vm, s, zp, lo, hi);
+    b[PFVM__QV_CP] = b[PFVM__QV_CP - 1];
+    /* z0, z1: position p's 16 rows at byte 16 p of the pair */
+    z0 = _mm512_inserti32x4(_mm512_castsi128_si512(b[0]), b[1], 1);
+    z0 = _mm512_inserti64x4(z0, _mm256_inserti128_si256(_mm256_castsi128_si256(b[2]), b[3], 1), 1);
+    z1 = _mm512_inserti32x4(_mm512_castsi128_si512(b[4]), b[5], 1);
+    z1 = _mm512_inserti64x4(z1, _mm256_inserti128_si256(_mm256_castsi128_si256(b[6]), b[7], 1), 1);
+    for (r = 0; r < 2; r++)
+        _mm512_storeu_si512((void *)(t + 64 * r),
+                            _mm512_permutex2var_epi8(z0, _mm512_loadu_si512((const void *)ix[r]), z1));
+    for (r = 0; r < rows; r++)
+        _mm_mask_storeu_epi8(ym + r * OHW, cols, _mm_loadl_epi64((const __m128i *)(const void *)(t + 8 * r)));
+}
+
+/* One channel tile: rows mb.. (32, or 16 and a repeat), positions
+ * PFVM__QV_CP t.. of the plane (Ws: xi's row length), into y. */
+static void pfvm__qv_ch_tile(const pfvm__qv_run *q, const uint8_t *xi, const int32_t *off, pfvm__qi Ws, uint8_t *y,
+                             pfvm__qi mb, pfvm__qi t)
+{
+    const pfvm__qc_geom *g = q->g;
+    const pfvm__qi OHW = g->OH * g->OW, left = g->MG - mb;
+    const int8_t *w0 = q->wv + mb * 4 * q->K4, *w1 = left > 16 ? w0 + 16 * 4 * q->K4 : w0;
+    const uint8_t *xp[PFVM__QV_CP];
+    __m512i acc[2 * PFVM__QV_CP];
+    int p, np = 0;
+    for (p = 0; p < PFVM__QV_CP; p++) {
+        pfvm__qi at = t * PFVM__QV_CP + p;
+        np += at < OHW;
+        at = at < OHW ? at : OHW - 1;
+        xp[p] = xi + 4 * (at / g->OW * Ws + at % g->OW);
+    }
+    pfvm__qv_kernel_ch(w0, w1, xp, off, q->K4, q->init + mb, q->init + mb + 16,
+                       (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1),
+                       (__mmask16)(left >= 32 ? 0xFFFF : left > 16 ? (1u << (left - 16)) - 1 : 0), acc);
+    pfvm__qv_store_ch(q, acc, mb, t * PFVM__QV_CP, np, y);
+    if (left > 16)
+        pfvm__qv_store_ch(q, acc + PFVM__QV_CP, mb + 16, t * PFVM__QV_CP, np, y);
+}
+
+/* 1 when the channel tile computes fewer sums than the position tile's
+ * 8 rows by 32 flat positions (npair pairs of 16): resnet18's 7x7 and
+ * 14x14 layers, 28x28 and 56x56 too. Needs VBMI (its store). */
+static int pfvm__qd_have(void);
+
+static int pfvm__qv_use_ch(const pfvm__qc_geom *g, pfvm__qi npair)
+{
+    pfvm__qi OHW = g->OH * g->OW;
+    long long ch = (long long)((g->MG + 31) / 32 * 32) * ((OHW + PFVM__QV_CP - 1) / PFVM__QV_CP * PFVM__QV_CP);
+    long long ps = (long long)((g->MG + 7) / 8 * 8) * (npair * 2 * PFVM__QG_NR);
+    if (!pfvm__qd_have()) /* (VBMI: pfvm__qv_store_ch) */
+        return 0;
+    if (pfvm__qv_tile_force)
+        return pfvm__qv_tile_force == 2;
+    return ch < ps;
 }
 
 /* pfvm__qv_gemm's direct form for one image and group (x: its first
@@ -37349,6 +37526,20 @@ static void pfvm__qv_direct_conv(const pfvm__qc_geom *g, const int8_t *wv, const
                                          kh * g->dh / g->sh) * Ws + kw * g->dw / g->sw));
     off -= q.K4;
     pfvm__qv_direct_fill(g, x, (uint8_t)xz, xi);
+    y = (uint8_t *)o->Y->data + (n * g->M + gg * g->MG) * g->OH * g->OW;
+    if (pfvm__qv_use_ch(g, npair)) { /* straight into y; the same loop order */
+        pfvm__qi t, nt = (g->OH * g->OW + PFVM__QV_CP - 1) / PFVM__QV_CP;
+        if (xib <= (size_t)(g->Mp * 4 * q.K4)) {
+            for (mb = 0; mb < g->MG; mb += 32)
+                for (t = 0; t < nt; t++)
+                    pfvm__qv_ch_tile(&q, xi, off, Ws, y, mb, t);
+        } else {
+            for (t = 0; t < nt; t++)
+                for (mb = 0; mb < g->MG; mb += 32)
+                    pfvm__qv_ch_tile(&q, xi, off, Ws, y, mb, t);
+        }
+        return;
+    }
     ys = npair * 2 * PFVM__QG_NR;
     /* loop order: the smaller of xi and the weights is read again per tile */
     if (xib <= (size_t)(g->Mp * 4 * q.K4)) {
@@ -37360,7 +37551,6 @@ static void pfvm__qv_direct_conv(const pfvm__qc_geom *g, const int8_t *wv, const
             for (mb = 0; mb < g->MG; mb += 2 * PFVM__QG_MR)
                 pfvm__qv_direct_tile(&q, xi, off, yf, ys, mb, jp);
     }
-    y = (uint8_t *)o->Y->data + (n * g->M + gg * g->MG) * g->OH * g->OW;
     for (c = 0; c < g->MG; c++)
         for (oh = 0; oh < g->OH; oh++, y += g->OW)
             memcpy(y, yf + c * ys + oh * Ws, (size_t)g->OW);
@@ -38046,39 +38236,32 @@ pfvm__qd_rows(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t
     }
 }
 
+/* One copy of KERNEL per vector count V (a constant in each: its vectors
+ * stay in registers), for row sets (r->R) and for rows. */
+#define PFVM__QD_BY_V(KERNEL)                                                                           \
+    switch (r->V) {                                                                                     \
+    case 1:                                                                                             \
+        KERNEL(r, P, w, init, acc, 1);                                                                  \
+        break;                                                                                          \
+    case 2:                                                                                             \
+        KERNEL(r, P, w, init, acc, 2);                                                                  \
+        break;                                                                                          \
+    case 3:                                                                                             \
+        KERNEL(r, P, w, init, acc, 3);                                                                  \
+        break;                                                                                          \
+    default:                                                                                            \
+        KERNEL(r, P, w, init, acc, 4);                                                                  \
+    }
 PFVM__QD_TARGET static void pfvm__qd_plane(const pfvm__qd_run *r, const uint8_t *P, const int32_t *w, int32_t init,
                                            int32_t *acc)
 {
     if (r->R) {
-        switch (r->V) {
-        case 1:
-            pfvm__qd_rowsets(r, P, w, init, acc, 1);
-            break;
-        case 2:
-            pfvm__qd_rowsets(r, P, w, init, acc, 2);
-            break;
-        case 3:
-            pfvm__qd_rowsets(r, P, w, init, acc, 3);
-            break;
-        default:
-            pfvm__qd_rowsets(r, P, w, init, acc, 4);
-        }
-        return;
-    }
-    switch (r->V) {
-    case 1:
-        pfvm__qd_rows(r, P, w, init, acc, 1);
-        break;
-    case 2:
-        pfvm__qd_rows(r, P, w, init, acc, 2);
-        break;
-    case 3:
-        pfvm__qd_rows(r, P, w, init, acc, 3);
-        break;
-    default:
-        pfvm__qd_rows(r, P, w, init, acc, 4);
+        PFVM__QD_BY_V(pfvm__qd_rowsets)
+    } else {
+        PFVM__QD_BY_V(pfvm__qd_rows)
     }
 }
+#undef PFVM__QD_BY_V
 
 /* The u8 padded plane of channel plane (its first element) of X; the
  * padding, written once per node by the caller, is left alone. */
@@ -38285,7 +38468,7 @@ static pfvm_code pfvm__qc_prepare(const pfvm_kctx *k, const pfvm_tensor *const *
     bytes = sizeof *s + (size_t)g.M * (sizeof(int32_t) + sizeof(int)) + nwp * sizeof(int16_t);
 #ifdef PFVM__QV
     direct = pfvm__qv_usable(&g, W, k->in[5]) && pfvm__qv_direct(&g) && pfvm__qv_shifts_fit(k, g.M);
-    nwv = pfvm__qv_usable(&g, W, k->in[5]) ? (size_t)(g.group * g.Mp * 4 * pfvm__qv_k4(&g, direct)) : 0;
+    nwv = pfvm__qv_usable(&g, W, k->in[5]) ? (size_t)(g.group * pfvm__qv_rows(&g, direct) * 4 * pfvm__qv_k4(&g, direct)) : 0;
     if (pfvm__qd_usable(&g, W, k->in[5])) /* (wsum's group * Mp words hold the M channels' sums) */
         nwv = pfvm__qd_bytes(&g);
 #else
@@ -38371,7 +38554,8 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
              (pfvm__qc_is_dw(&g) ? pfvm__qd_usable(&g, k->in[3], k->in[5]) : pfvm__qv_usable(&g, k->in[3], k->in[5]))) {
         /* (with s, bind decided) */
         direct = pfvm__qv_direct(&g) && pfvm__qv_shifts_fit(k, g.M);
-        nwv = pfvm__qc_is_dw(&g) ? pfvm__qd_bytes(&g) : (size_t)(g.group * g.Mp * 4 * pfvm__qv_k4(&g, direct));
+        nwv = pfvm__qc_is_dw(&g) ? pfvm__qd_bytes(&g)
+                                   : (size_t)(g.group * pfvm__qv_rows(&g, direct) * 4 * pfvm__qv_k4(&g, direct));
         need += (size_t)(g.group * g.Mp) * sizeof(int32_t) + nwv;
     } else
         vnni = 0;
@@ -38432,7 +38616,7 @@ static int pfvm__qc_fast(pfvm_kctx *k, pfvm_code *rc)
         for (gg = 0; gg < g.group; gg++) {
 #ifdef PFVM__QV
             if (vnni && direct) {
-                pfvm__qv_direct_conv(&g, wv + gg * g.Mp * 4 * K4, wsum + gg * g.Mp, pfvm__q_at(xz, 0),
+                pfvm__qv_direct_conv(&g, wv + gg * pfvm__qv_rows(&g, 1) * 4 * K4, wsum + gg * g.Mp, pfvm__q_at(xz, 0),
                                      (const uint8_t *)X->data + (n * g.C + gg * g.CG) * g.H * g.W, &o, n, gg,
                                      (uint8_t *)buf);
                 continue;

@@ -308,6 +308,54 @@ rows), the next thing to rewrite (channels-last blocks of 16 or 64 channels with
 or `vpdpwssd`), then the requantizing store of the small-K pointwise layers.
 PFVM_INT8_NOTES
     echo
+    cat <<'PFVM_INT8_NOTES12'
+## Round 12: x86 int8 resnet18 (branch int8r12)
+
+Round 11 left resnet18's direct QLinearConv tile (8 rows by 32 positions counted over the
+padded width) computing the padding columns and each layer's round up to 32 positions: 14% of
+its sums (31% in the 7x7 layers). Changes, behind run-time dispatch (AVX-512 F, BW, VNNI and
+VBMI; the portable C, AVX2, SMLAD, 4x16 VNNI and 8x32 paths unchanged):
+a channel tile for the direct path (`pfvm__qv_kernel_ch`): 32 output channels in the lanes of
+two zmm against 7 output positions, each position's four channels at a tap one word of the
+channel-interleaved planes broadcast (`vpdpbusd` with the weights as the signed operand), so
+any positions and no padding columns are computed (49, 196, 784 and 3136 are multiples of 7:
+resnet18's layers compute no waste). The direct path's weights are now packed in blocks of 16
+rows (one 64-byte load a block and reduction step; the 8x32 tile broadcasts from the same
+blocks). Each node and run takes the tile that computes fewer sums (`pfvm__qv_use_ch`: 32-row
+blocks by positions rounded to 7 against 8-row blocks by 32 flat positions): all of resnet18's
+3x3 layers take the channel tile (the 56x56 ones by 4%). Its store requantizes the 7
+positions' 16 lanes, transposes the bytes with two `vpermt2b` into 16 rows of 7 and writes one
+masked store a row straight into Y (a byte at a time first: 5.8% of the profile, now ~3%). The
+stride-2 layers' phase-plane rows are gathered 64 positions at a time and interleaved as at
+stride 1 (a position at a time cost ~2%). The 16-wide tile for an odd last column pair was not
+needed (no layer of resnet18 takes the position tile now) and the stem (3-channel 7x7/2,
+im2col, ~9%) is unchanged. `test_quant` runs both tiles (`pfvm_q_force_direct_tile`) on every
+case and compares them byte for byte with the portable kernel, on 10 new shapes (resnet18's
+7x7, 14x14 with 40 rows, odd sizes with C % 4 and 17 rows, one output position, stride 2 to
+7x7 with 33 rows, 5x5 dilated, the extremes, the stem, stride 2 with 76 positions a phase row,
+stride 3 dilated with uneven pads); resnet18's and mobilenet_v2's int8 outputs are byte for
+byte main's (three inputs each).
+Before/after in one session (Zen 4 EPYC, load average ~21 on 2 cores, so CPU time:
+`BASE=main-79f26d9/interp ROUNDS=3 sh bench/int8_cpu.sh`, ms of CPU per inference, the three
+alternating per round), two runs:
+
+| model | ORT int8 | pfvm int8 before (main) | pfvm int8 after | after / before | after / ORT |
+| --- | --- | --- | --- | --- | --- |
+| resnet18 | 11.3 11.2 11.1 | 11.8 11.8 11.6 | 10.9 10.8 10.9 | 1.08x faster | 0.97x (faster) |
+| resnet18 (second run) | 11.5 11.1 11.1 | 12.2 12.3 11.9 | 11.4 10.0 11.3 | 1.08x faster | 1.02x (even) |
+| mobilenet_v2 | 4.5 4.2 4.7 | 4.1 4.0 4.1 | 4.1 4.3 3.7 | 1.00x (same code) | 0.91x |
+| mobilenet_v2 (second run) | 4.3 4.0 4.6 | 3.8 3.9 3.9 | 3.8 3.9 3.9 | 1.00x (same code) | 0.90x |
+
+(Ratios of the medians of each row's three rounds.) Targets: no slower than onnxruntime on
+the same QDQ model, one thread: resnet18 met within the noise (0.97x and 1.02x of
+onnxruntime's CPU time in two runs, from 1.09-1.12x in round 11); mobilenet_v2 still met (its
+3x3 layers are depthwise: the same code as before). resnet18's profile now: the channel tile
+~65% (the `vpdpbusd` work itself), the stem's im2col tile and packing ~9%, the store ~3%, the
+fills, MaxPool and QLinearAdd ~1% each. Next: the stem without im2col (4 lanes for 3 channels
+cost a third more sums than its packing saves on the direct path; a 3-channel phase layout
+could avoid both).
+PFVM_INT8_NOTES12
+    echo
     cat <<'PFVM_INT8_NOTES11'
 ## Round 11: x86 int8 mobilenet_v2 (branch int8m11)
 

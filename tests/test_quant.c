@@ -264,7 +264,7 @@ static void check_conv(const conv_case *cc)
     int64_t OH = (cc->H + cc->pt + cc->pb - cc->dh * (cc->KH - 1) - 1) / cc->sh + 1;
     int64_t OW = (cc->W + cc->pl + cc->pr - cc->dw * (cc->KW - 1) - 1) / cc->sw + 1;
     int64_t i, nws = cc->per_channel ? cc->M : 1, n, m, oh, ow, c, kh, kw, worst = 0, unequal = 0;
-    pfvm_tensor *ins[9], *fast, *portable, *per_run, *dsp, *avx2, *narrow;
+    pfvm_tensor *ins[9], *fast, *portable, *per_run, *dsp, *avx2, *narrow, *tile_pos, *tile_ch;
     int xz = cc->extreme ? 0 : 1 + (int)(rnd() % 250), yz = cc->y_int8 ? (int)(rnd() % 20) - 10 : 100 + (int)(rnd() % 40);
     float xs = 0.02f, ys = cc->y_int8 ? 0.35f : 0.2f;
     ins[0] = new_tensor(PFVM_UINT8, 4, xd);
@@ -299,12 +299,23 @@ static void check_conv(const conv_case *cc)
     pfvm_q_force_vnni_narrow(1);
     narrow = run_qconv(cc, ins, cc->bias ? 9 : 8);
     pfvm_q_force_vnni_narrow(0);
+    pfvm_q_force_direct_tile(1);
+    tile_pos = run_qconv(cc, ins, cc->bias ? 9 : 8);
+    pfvm_q_force_direct_tile(2);
+    tile_ch = run_qconv(cc, ins, cc->bias ? 9 : 8);
+    pfvm_q_force_direct_tile(0);
     consts_as_inputs = 1;
     per_run = run_qconv(cc, ins, cc->bias ? 9 : 8);
     consts_as_inputs = 0;
-    CHECK(fast && portable && per_run && dsp && avx2 && narrow);
-    if (!fast || !portable || !per_run || !dsp || !avx2 || !narrow)
+    CHECK(fast && portable && per_run && dsp && avx2 && narrow && tile_pos && tile_ch);
+    if (!fast || !portable || !per_run || !dsp || !avx2 || !narrow || !tile_pos || !tile_ch)
         return;
+    CHECK_MSG(!memcmp(tile_pos->data, portable->data, (size_t)pfvm_tensor_numel(tile_pos)),
+              "the direct path's position tile and the portable kernel differ (C%lld M%lld)", (long long)cc->C,
+              (long long)cc->M);
+    CHECK_MSG(!memcmp(tile_ch->data, portable->data, (size_t)pfvm_tensor_numel(tile_ch)),
+              "the direct path's channel tile and the portable kernel differ (C%lld M%lld)", (long long)cc->C,
+              (long long)cc->M);
     CHECK_MSG(!memcmp(narrow->data, portable->data, (size_t)pfvm_tensor_numel(narrow)),
               "the 4x16 VNNI tile alone and the portable kernel differ (C%lld M%lld)", (long long)cc->C,
               (long long)cc->M);
@@ -359,6 +370,8 @@ static void check_conv(const conv_case *cc)
     pfvm_tensor_free(dsp);
     pfvm_tensor_free(avx2);
     pfvm_tensor_free(narrow);
+    pfvm_tensor_free(tile_pos);
+    pfvm_tensor_free(tile_ch);
 }
 
 static void test_qlinear_conv(void)
@@ -1418,6 +1431,30 @@ static void test_quantize_mse_auto_exclude(void)
         pfvm_tensor_free(calib[i]);
 }
 
+/* The direct path's two tiles (pfvm_q_force_direct_tile, compared in
+ * check_conv) on the shapes where the channel tile is taken by itself
+ * and on edge cases. Run last: its random draws would change the others'. */
+static void test_qlinear_conv_direct_tiles(void)
+{
+    static const conv_case cases[] = {
+        /* N  C  H   W   M  KH KW g  sh sw pt pl pb pr dh dw pc y8 bias extreme wz0 */
+        {1, 64, 7, 7, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1},   /* resnet18's 7x7, per channel */
+        {2, 20, 14, 14, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 0, 1}, /* 14x14, 40 rows: 32 and 8 */
+        {1, 13, 9, 11, 17, 3, 3, 1, 1, 1, 0, 1, 2, 0, 1, 1, 1, 0, 0, 0, 1},  /* odd sizes, C % 4, 17 rows */
+        {1, 24, 3, 3, 48, 3, 3, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1},   /* one output position */
+        {1, 16, 13, 13, 33, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1}, /* stride 2: 7x7 out, 33 rows */
+        {1, 8, 6, 9, 16, 5, 5, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 0, 1, 0, 1},    /* 5x5 dilated rows, 16 rows */
+        {1, 32, 5, 5, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1},   /* at the extremes (int32 wrap) */
+        {1, 3, 20, 37, 9, 7, 7, 1, 2, 2, 3, 3, 3, 3, 1, 1, 1, 0, 1, 0, 1},   /* 7x7/2 stem, 9 rows */
+        /* the phase planes' rows at strides over 1 (64 positions a step) */
+        {1, 8, 9, 150, 8, 3, 3, 1, 2, 2, 1, 2, 0, 1, 1, 1, 1, 0, 1, 0, 1},   /* stride 2, 76 positions a row */
+        {1, 12, 20, 31, 10, 3, 3, 1, 3, 3, 2, 0, 1, 2, 2, 2, 1, 1, 1, 0, 1}, /* stride 3, dilated, uneven pads */
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_conv(&cases[i]);
+}
+
 int main(void)
 {
     printf("int8 GEMM kernel: %s\n", pfvm_q_vnni()              ? "AVX-512 VNNI (AVX2 kept for the rest)"
@@ -1442,5 +1479,6 @@ int main(void)
     test_qadd_pass();
     test_qgemm();
     test_qlinear_conv_wide();
+    test_qlinear_conv_direct_tiles();
     return CHECK_END();
 }

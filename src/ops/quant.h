@@ -46,6 +46,11 @@ PFVM_INTERNAL void pfvm_q_force_no_vnni(int on);
  * and SSE im2col rows and interleave (no 8x32 zmm tiles, no AVX-512 BW
  * masked rows or 64-column interleave; the tests compare the two). */
 PFVM_INTERNAL void pfvm_q_force_vnni_narrow(int on);
+/* pfvm_q_force_direct_tile(1 or 2): the direct QLinearConv path takes its
+ * position tile (8 rows by 32 flat positions) or its channel tile (32
+ * rows in the lanes by 7 positions) on every node; 0: each node the one
+ * computing fewer sums. The tests compare the two. */
+PFVM_INTERNAL void pfvm_q_force_direct_tile(int which);
 
 #ifdef __cplusplus
 }
