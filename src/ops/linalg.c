@@ -1671,11 +1671,15 @@ static int pfvm__la_split(pfvm__la_par *p, int threads)
     p->parts = p->units < threads ? (int)p->units : threads;
     /* more rectangles than tasks, for the balance (a thread the OS keeps
      * waiting leaves its share to the others), where that repeats no
-     * packing: row parts cut into column strips, each row part packing the
-     * whole of B once as one rectangle would, A packed before; each strip
-     * reads its row part's A again, so only where that stays in L2 */
+     * packing: where whole row parts balance badly (64 rows are 36 and
+     * 28), row parts cut into column strips that the threads take as they
+     * finish, each row part packing the whole of B once as one rectangle
+     * would, A packed before; each strip reads its row part's A again
+     * (about 4% more work on mobilenet_v2 where rows balance anyway), so
+     * only where that stays in L2 */
     p->cchunks = 1;
-    if (p->by_rows && p->apre && (float)p->m / (float)p->parts * (float)p->k <= (float)PFVM__LA_STRIP_A_MAX) {
+    if (p->by_rows && p->apre && pfvm__la_balance(p->m, mr, threads) > 1.05f &&
+        (float)p->m / (float)p->parts * (float)p->k <= (float)PFVM__LA_STRIP_A_MAX) {
         int64_t cu = (p->n + nr - 1) / nr;
         p->cchunks = cu < 4 ? (int)cu : 4;
     }
