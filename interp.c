@@ -81,7 +81,9 @@ static const char *usage_text =
     "run, test, plan and bench take --max-operations N: a bind or run that counts more operations\n"
     "             (elements its kernels read and write, and sampling or contraction work) fails with an error\n"
     "             naming the node (pfvm_limits.max_run_operations); bench prints what a run counts.\n"
-    "run, test, plan and bench take --threads N: kernels split their work over N threads (a pthreads\n"
+    "  interp bench-pool [-n N] --threads N   the pool's own cost: wall us per parallel-for (fork/join) of\n"
+    "             N tasks that only wait for each other, and of N tasks of a 20 us spin beyond the spin\n"
+    "run, test, plan, bench and bench-pool take --threads N: kernels split their work over N threads (a pthreads\n"
     "             pool given to pfvm_exec_set_parallel); results are the same bits as with one.\n";
 
 static int fail(const char *fmt, const char *arg)
@@ -143,6 +145,13 @@ static int n_threads = 1;
 #define POOL_STORE(p, v) __atomic_store_n(p, v, __ATOMIC_RELEASE)
 #define POOL_CAS(p, old, v) __atomic_compare_exchange_n(p, old, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
 #define POOL_DEC(p) __atomic_sub_fetch(p, 1, __ATOMIC_ACQ_REL)
+/* the job's publication and a worker's going to sleep: each stores, then
+ * loads what the other stores (sequentially consistent), so either the
+ * poster sees the sleeper or the sleeper sees the job */
+#define POOL_STORE_SC(p, v) __atomic_store_n(p, v, __ATOMIC_SEQ_CST)
+#define POOL_LOAD_SC(p) __atomic_load_n(p, __ATOMIC_SEQ_CST)
+#define POOL_INC_SC(p) __atomic_add_fetch(p, 1, __ATOMIC_SEQ_CST)
+#define POOL_LINE __attribute__((aligned(64))) /* a cache line of its own */
 #if defined(__x86_64__) || defined(__i386__)
 #define POOL_PAUSE() __builtin_ia32_pause()
 #else
@@ -188,11 +197,13 @@ typedef struct pool {
     pthread_t *th;
     int *ids;
     int n, started;         /* threads (the caller included); workers started */
-    unsigned long job;      /* incremented for each job (atomic) */
-    unsigned long long claim; /* the job's low 32 bits << 32 | its next task (atomic) */
-    int n_tasks;
-    int pending;            /* tasks not finished (atomic) */
-    int sleepers;           /* workers waiting on go (under mu) */
+    /* what the threads write while a job runs, each on a line of its own:
+     * the caller spinning on pending does not slow a worker's claim */
+    unsigned long job POOL_LINE;      /* incremented for each job (atomic) */
+    unsigned long long claim POOL_LINE; /* the job's low 32 bits << 32 | its next task (atomic) */
+    int pending POOL_LINE;            /* tasks not finished (atomic) */
+    int sleepers POOL_LINE;           /* workers waiting on go (atomic; changed under mu) */
+    int n_tasks POOL_LINE;
     double posted;          /* wall ms the job was posted (--profile-threads) */
     pfvm_task_fn fn;
     void *ctx;
@@ -239,10 +250,10 @@ static void *pool_main(void *arg)
             POOL_PAUSE();
         if (job == seen && !POOL_LOAD(&p->quit)) {
             pthread_mutex_lock(&p->mu);
-            p->sleepers++;
-            while ((job = POOL_LOAD(&p->job)) == seen && !p->quit)
+            POOL_INC_SC(&p->sleepers);
+            while ((job = POOL_LOAD_SC(&p->job)) == seen && !p->quit)
                 pthread_cond_wait(&p->go, &p->mu);
-            p->sleepers--;
+            POOL_DEC(&p->sleepers);
             pthread_mutex_unlock(&p->mu);
         }
         if (POOL_LOAD(&p->quit))
@@ -321,11 +332,12 @@ static void pool_parallel_for(void *user, int n, pfvm_task_fn fn, void *ctx)
     p->n_tasks = n;
     POOL_STORE(&p->pending, n);
     POOL_STORE(&p->claim, (unsigned long long)(job & 0xffffffffUL) << 32);
-    POOL_STORE(&p->job, job);
-    pthread_mutex_lock(&p->mu);
-    if (p->sleepers)
+    POOL_STORE_SC(&p->job, job);
+    if (POOL_LOAD_SC(&p->sleepers)) { /* else every worker is spinning or running: no lock, no system call */
+        pthread_mutex_lock(&p->mu);
         pthread_cond_broadcast(&p->go);
-    pthread_mutex_unlock(&p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
     pool_take_tasks(p, job, 0);
     while (POOL_LOAD(&p->pending)) /* tasks a worker started: spin, then give the core away */
         if (spins++ < POOL_SPINS)
@@ -350,6 +362,120 @@ static void pool_stop(pool *p)
     free(p->th);
     free(p->ids);
     p->started = 0;
+}
+
+/* ---- bench-pool: what one parallel-for costs ------------------------------
+ *
+ * A node that splits its work pays a fork/join: posting the job, the
+ * workers noticing it, and the caller seeing the last task end. This
+ * times the pool alone, as wall us per parallel-for of one task per
+ * thread. Empty tasks would time nothing (the caller claims them all
+ * before a worker looks), so each task waits until every task of the call
+ * has started (a rendezvous: only a call all the threads joined ends
+ * early; after about 1 ms a task gives up and the call counts as missed),
+ * and a second figure adds a spin of about 20 us per task, less that
+ * spin timed alone. Each figure is the median and the smallest of the
+ * means of batches (on a loaded machine the smallest is a batch that had
+ * the cores). */
+typedef struct pb_ctx {
+    unsigned spin;           /* pause loops per task after the rendezvous */
+    unsigned long arrived;   /* tasks started, all calls (atomic) */
+    unsigned long target;    /* arrived at the end of this call's rendezvous */
+    unsigned long missed;    /* tasks that gave up waiting (atomic) */
+    volatile unsigned sink[POOL_MAX * 16];
+} pb_ctx;
+
+static void pb_spin(pb_ctx *c, int i)
+{
+    unsigned k, acc = 0;
+    for (k = 0; k < c->spin; k++) {
+        acc += k;
+        POOL_PAUSE();
+    }
+    c->sink[i * 16] = acc; /* a cache line per task: no false sharing */
+}
+
+static void pb_task(void *ctx, int i)
+{
+    pb_ctx *c = (pb_ctx *)ctx;
+    long polls = 0;
+    __atomic_add_fetch(&c->arrived, 1, __ATOMIC_ACQ_REL);
+    while (POOL_LOAD(&c->arrived) < c->target)
+        if (++polls > 20000) { /* about 1 ms: the others are not coming */
+            __atomic_add_fetch(&c->missed, 1, __ATOMIC_RELAXED);
+            break;
+        } else
+            POOL_PAUSE();
+    pb_spin(c, i);
+}
+
+static int pb_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Wall us per parallel-for of `tasks` tasks: *median and *least of
+ * `batches` batches' means over `iters` calls. */
+static void pb_time(pb_ctx *c, int tasks, int iters, int batches, double *median, double *least)
+{
+    double means[64];
+    int b, i;
+    for (b = 0; b < batches && b < 64; b++) {
+        double t0 = wall_ms();
+        for (i = 0; i < iters; i++) {
+            c->target = POOL_LOAD(&c->arrived) + (unsigned long)tasks;
+            if (tasks > 1)
+                pool_parallel_for(&the_pool, tasks, pb_task, c);
+            else
+                pb_spin(c, 0);
+        }
+        means[b] = 1e3 * (wall_ms() - t0) / iters;
+    }
+    qsort(means, (size_t)b, sizeof means[0], pb_cmp);
+    *median = means[b / 2];
+    *least = means[0];
+}
+
+static int cmd_bench_pool(int argc, char **argv)
+{
+    static pb_ctx c;
+    int i, iters = 2000, batches = 15, n;
+    unsigned spin = 20000;
+    double med, least, one_med, one_least, t, best = 0;
+    unsigned long tasks;
+    for (i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-n") && i + 1 < argc && atoi(argv[i + 1]) > 0)
+            iters = atoi(argv[++i]);
+        else
+            return fail("bench-pool: unexpected argument '%s' (it takes -n N and --threads N)", argv[i]);
+    }
+    if (n_threads < 2 || !pool_start(&the_pool) || the_pool.n < 2)
+        return fail("%s", "bench-pool: needs --threads 2 or more (and threads that start)");
+    n = the_pool.n;
+    tasks = (unsigned long)iters * (unsigned long)batches * (unsigned long)n;
+    c.spin = spin; /* scaled to about 20 us: the quickest of 10 tries */
+    for (i = 0; i < 10; i++) {
+        t = wall_ms();
+        pb_spin(&c, 0);
+        t = wall_ms() - t;
+        best = !i || t < best ? t : best;
+    }
+    spin = best > 0 ? (unsigned)(spin * (0.020 / best)) + 1 : 1000;
+    printf("%d threads; wall us per parallel-for of %d tasks: median and least of %d batches' means of %d calls\n", n,
+           n, batches, iters);
+    c.spin = 0;
+    pb_time(&c, n, iters, batches, &med, &least);
+    printf("fork/join, tasks that only meet:   %9.3f median %9.3f least   (%lu of %lu tasks gave up waiting)\n", med,
+           least, c.missed, tasks);
+    c.spin = spin;
+    c.missed = 0;
+    pb_time(&c, 1, iters / 10 + 1, batches, &one_med, &one_least);
+    pb_time(&c, n, iters / 10 + 1, batches, &med, &least);
+    printf("with a %.1f us spin each, less it:  %9.3f median %9.3f least   (%lu of %lu tasks gave up waiting)\n",
+           one_least, med - one_med, least - one_least, c.missed,
+           (unsigned long)(iters / 10 + 1) * (unsigned long)batches * (unsigned long)n);
+    return 0;
 }
 #else
 #undef INTERP_HAVE_THREADS /* no atomics known to this compiler: one thread */
@@ -2862,7 +2988,8 @@ int main(int argc, char **argv)
         return argc < 2;
     }
     cmd = argv[1];
-    if (!strcmp(cmd, "run") || !strcmp(cmd, "test") || !strcmp(cmd, "plan") || !strcmp(cmd, "bench")) {
+    if (!strcmp(cmd, "run") || !strcmp(cmd, "test") || !strcmp(cmd, "plan") || !strcmp(cmd, "bench") ||
+        !strcmp(cmd, "bench-pool")) {
         int i, j;
         for (i = j = 2; i < argc; i++) {
             if (!strcmp(argv[i], "--max-memory")) {
@@ -2931,5 +3058,11 @@ static int run_command(const char *cmd, int argc, char **argv)
         return cmd_quantize(argc - 2, argv + 2);
     if (!strcmp(cmd, "accel"))
         return cmd_accel(argc - 2, argv + 2);
+    if (!strcmp(cmd, "bench-pool"))
+#ifdef INTERP_HAVE_THREADS
+        return cmd_bench_pool(argc - 2, argv + 2);
+#else
+        return fail("%s", "bench-pool: this build of interp has no threads");
+#endif
     return fail("unknown command '%s' (interp --help lists the commands)", cmd);
 }

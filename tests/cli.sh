@@ -139,6 +139,16 @@ if "$INTERP" bench tests/models/mobilenet_v2/model.onnx -n 2 --threads 2 --profi
 else
     bad "--profile-threads: $(head -c 600 "$tmp/out")"
 fi
+# bench-pool: the pool's fork/join timed alone (a time per call, the tasks met)
+if "$INTERP" bench-pool --threads 2 -n 50 >"$tmp/out" 2>&1 &&
+    grep -q "^fork/join, tasks that only meet: *[0-9.]* median *[0-9.]* least" "$tmp/out" &&
+    grep -q "^with a [0-9.]* us spin each" "$tmp/out"; then
+    ok
+else
+    bad "bench-pool: $(head -c 600 "$tmp/out")"
+fi
+expect_clean_error "bench-pool, one thread" "$INTERP" bench-pool
+expect_clean_error "bench-pool, bad argument" "$INTERP" bench-pool --threads 2 -x
 expect_clean_error "--threads 0" "$INTERP" run "$MODEL/model.onnx" --threads 0
 expect_clean_error "--threads x" "$INTERP" run "$MODEL/model.onnx" --threads x
 # Scan with num_scan_inputs = 2^31: one error naming the count (no int overflow)
