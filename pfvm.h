@@ -3036,6 +3036,12 @@ typedef struct pfvm__kctx_services {
 /* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
  * pfvm__kctx_services.silu (Conv) */
 #define PFVM__OP_STORE_SILU 0x10000000u
+/* pfvm_op_def.flags, pfvm's own operators only: the accel hook also lowers
+ * the streamed plan (src/accel/emit.c): given a context with
+ * pfvm_accel_ctx.stream set it runs its streamed lowering (tiles through
+ * the root memory, src/ops/accel_lower.c), else its resident one;
+ * pfvm_acl_streamed answers the hook for such operators, NULL for others */
+#define PFVM__OP_ACCEL_STREAMED 0x08000000u
 /* PFVM__STORE_CLAMP (the builds whose Conv honors the clamp) is defined in
  * src/ops/fused.h, after PFVM_DISPATCH_CLONES that it reads. */
 /* Runs subgraph g of the running node with the given inputs (g's formal
@@ -3906,6 +3912,14 @@ PFVM_INTERNAL pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c);
 /* MatMul: rows of A (split or whole) times a 2-D B on every PE, or batched
  * with both operands whole (one gemm per batch). */
 PFVM_INTERNAL pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c);
+/* Gemm's resident lowering (src/ops/linalg.c): rows of A times the whole
+ * B on every PE, C added along the rows; streamed, pfvm_acl_gemm_stream. */
+PFVM_INTERNAL pfvm_code pfvm_acl_gemm(pfvm_accel_ctx *c);
+/* Gemm (no transA) streamed in tiles of the output, K whole. */
+PFVM_INTERNAL pfvm_code pfvm_acl_gemm_stream(pfvm_accel_ctx *c);
+/* LayerNormalization streamed with its rows split over PEs (taken only when
+ * it beats the rows stream of its resident lowering). */
+PFVM_INTERNAL pfvm_code pfvm_acl_ln_stream(pfvm_accel_ctx *c);
 /* Slice with constant bounds and positive steps: strided moves. */
 PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c);
 /* ReduceSum, ReduceMean, ReduceMax, ReduceMin over trailing axes (the
@@ -10200,6 +10214,15 @@ PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *use
 #include <math.h>
 #include <stdio.h>
 
+/* The streamed lowerings (pfvm_accel_ctx.stream) that the hooks below
+ * dispatch to: their operators' table rows carry PFVM__OP_ACCEL_STREAMED. */
+static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c);
+static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c);
+static pfvm_code pfvm__acl_gpool_stream(pfvm_accel_ctx *c);
+static pfvm_code pfvm__acl_copy_stream(pfvm_accel_ctx *c);
+static pfvm_code pfvm__acl_concat_stream(pfvm_accel_ctx *c);
+static pfvm_code pfvm__acl_matmul_stream(pfvm_accel_ctx *c);
+
 /* Elements of one slice along the first axis (the product of dims 1..). */
 static int64_t pfvm__acl_slice(const pfvm_accel_arg *a)
 {
@@ -10313,6 +10336,8 @@ static pfvm_code pfvm__acl_gather(pfvm_accel_ctx *c, const pfvm__acl_win *w, int
 
 PFVM_INTERNAL pfvm_code pfvm_acl_conv(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_conv_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *wt = &c->in[1], *y = &c->out[0];
     const pfvm_accel_arg *b = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
     int64_t group = pfvm_node_attr_int(c->node, "group", 1), C, OC, Cg, OCg, K, P, th, col = -1, tmp = -1;
@@ -10381,6 +10406,8 @@ PFVM_INTERNAL pfvm_code pfvm_acl_conv(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_pool(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_maxpool_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int is_max = !strcmp(c->node->op_type, "MaxPool");
     int include_pad = (int)pfvm_node_attr_int(c->node, "count_include_pad", 0);
@@ -10463,6 +10490,8 @@ PFVM_INTERNAL pfvm_code pfvm_acl_pool(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_global_pool(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_gpool_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int is_max = !strcmp(c->node->op_type, "GlobalMaxPool");
     int64_t spatial = 1, rows;
@@ -10579,6 +10608,8 @@ PFVM_INTERNAL pfvm_code pfvm_acl_view(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_copy_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     const int64_t *perm;
     int np = pfvm_node_attr_ints(c->node, "perm", &perm), r = x->rank, i;
@@ -10622,6 +10653,8 @@ PFVM_INTERNAL pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_concat(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_concat_stream(c);
     const pfvm_accel_arg *y = &c->out[0];
     int64_t axis = pfvm_node_attr_int(c->node, "axis", 0), inner_y = 1, rows, at = 0;
     int i;
@@ -10676,6 +10709,8 @@ PFVM_INTERNAL pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_matmul_stream(c);
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
     int64_t k, m, n, batch, i;
     pfvm_code rc;
@@ -10802,6 +10837,8 @@ static pfvm_code pfvm__acl_slice_map(pfvm_accel_ctx *c, int split, int64_t *base
 
 PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_copy_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int64_t xs[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], base = 0;
     int r = x->rank, i;
@@ -13440,7 +13477,7 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
 }
 
 /* Gemm (no transA). */
-static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_gemm_stream(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
     const pfvm_accel_arg *bias = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
@@ -13932,7 +13969,7 @@ int pfvm_acl_view_of(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, con
 }
 
 /* Whether Gemm's or MatMul's streamed lowering takes its inputs' shapes
- * (the checks of pfvm__acl_gemm_stream and pfvm__acl_matmul_stream). */
+ * (the checks of pfvm_acl_gemm_stream and pfvm__acl_matmul_stream). */
 static int pfvm__acl_gemm_shapes(const pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
@@ -13953,11 +13990,11 @@ int pfvm_acl_view_reader(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
     if (!f || n_in < 1 || n_in > PFVM_ACCEL_MAX_ARGS || i < 0 || i >= n_in)
         return 0;
     pfvm__acl_quiet_ctx(&c, &quiet, n, in, n_in, out);
-    if (f == pfvm__acl_copy_stream)
+    if (n->op->accel == pfvm_acl_transpose || n->op->accel == pfvm_acl_slice)
         return i == 0 && pfvm__acl_copy_map(&c, &m) == PFVM_OK;
     /* Gemm and MatMul load A's rows and B's columns through the view
      * (pfvm__acl_load_view), any block of them */
-    if (f == pfvm__acl_gemm_stream || f == pfvm__acl_matmul_stream)
+    if (n->op->accel == pfvm_acl_gemm || n->op->accel == pfvm_acl_matmul)
         return i <= 1 && pfvm__acl_gemm_shapes(&c);
     return 0;
 }
@@ -14057,7 +14094,7 @@ static pfvm_code pfvm__acl_lnsplit_phase(pfvm_accel_ctx *c, pfvm__acl_lnsplit *p
     return rc == PFVM_OK ? c->emit(c, "barrier") : rc;
 }
 
-static pfvm_code pfvm__acl_ln_stream(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_ln_stream(pfvm_accel_ctx *c)
 {
     const pfvm_node *n = c->node;
     const pfvm_accel_arg *x = &c->in[0];
@@ -14372,27 +14409,9 @@ PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
 
 pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
 {
-    if (!op || !op->accel)
-        return NULL;
-    if (op->accel == pfvm_acl_conv)
-        return pfvm__acl_conv_stream;
-    if (op->accel == pfvm_acl_pool && !strcmp(op->name, "MaxPool"))
-        return pfvm__acl_maxpool_stream;
-    if (op->accel == pfvm_acl_global_pool)
-        return pfvm__acl_gpool_stream;
-    if (op->accel == pfvm_acl_concat)
-        return pfvm__acl_concat_stream;
-    /* Gemm's resident lowering lives in linalg.c; its streamed one here */
-    if (!strcmp(op->name, "Gemm") && !op->domain[0])
-        return pfvm__acl_gemm_stream;
-    if (op->accel == pfvm_acl_matmul)
-        return pfvm__acl_matmul_stream;
-    if (op->accel == pfvm_acl_transpose || op->accel == pfvm_acl_slice)
-        return pfvm__acl_copy_stream;
-    /* LayerNormalization's resident lowering lives in nn.c; its split one here */
-    if (!strcmp(op->name, "LayerNormalization") && !op->domain[0])
-        return pfvm__acl_ln_stream;
-    return NULL;
+    /* the operator's hook runs its streamed lowering itself when the
+     * context is streamed; the flag says it has one */
+    return op && op->accel && (op->flags & PFVM__OP_ACCEL_STREAMED) ? op->accel : NULL;
 }
 
 /* Concat: input i is elements [off, off + its size) of the output, row
@@ -14525,7 +14544,7 @@ int pfvm_acl_layout_rule(const pfvm_node *n, const pfvm_accel_arg *in, const pfv
     const pfvm_accel_arg *y = &out[0];
     int i, a = pfvm__acl_kind_axis(kind, y->rank);
     *mac = op && (op->accel == pfvm_acl_matmul || op->accel == pfvm_acl_conv ||
-                  pfvm_acl_streamed(op) == pfvm__acl_gemm_stream);
+                  op->accel == pfvm_acl_gemm);
     for (i = 0; i < n->n_inputs; i++)
         in_kind[i] = kind == PFVM_ACL_L_PE0 ? PFVM_ACL_L_PE0 : PFVM_ACL_L_REPL;
     if (kind == PFVM_ACL_L_PE0)
@@ -28092,8 +28111,10 @@ static size_t pfvm__la_gemm_ws(const pfvm_node *nd, const pfvm_dims *in, int n_i
 /* accel lowering (see pfvm_accel_fn) of Gemm (MatMul's is in
  * accel_lower.c): rows of A on each PE (or A whole) times the whole B on
  * every PE (gemm), then C added along the rows. */
-static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_gemm(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm_acl_gemm_stream(c);
     const pfvm_node *n = c->node;
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
     int is_gemm = !strcmp(n->op_type, "Gemm");
@@ -28135,17 +28156,16 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 #define PFVM__FAMILY_linalg(...)
 #endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
-#define pfvm__la_accel NULL
 #define pfvm__la_gemm_flops NULL
 #define pfvm__la_infer_gemm NULL
 #define pfvm__la_infer_matmul NULL
 #define pfvm__la_matmul_flops NULL
 #define pfvm__la_simp_gemm NULL
 #define pfvm__la_simp_matmul NULL
+#define pfvm_acl_gemm NULL
 #define pfvm_acl_matmul NULL
 #endif
 #ifdef PFVM_NO_AUTODIFF
-#define pfvm__la_accel_grad NULL
 #define pfvm__la_gemm_flops_grad NULL
 #define pfvm__la_gemm_ws_grad NULL
 #define pfvm__la_infer_gemm_grad NULL
@@ -28158,7 +28178,6 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 #define pfvm__la_simp_matmul_grad NULL
 #endif
 #ifdef PFVM_NO_FUSION
-#define pfvm__la_accel_fuse NULL
 #define pfvm__la_gemm_flops_fuse NULL
 #define pfvm__la_gemm_ws_fuse NULL
 #define pfvm__la_infer_gemm_fuse NULL
@@ -28174,23 +28193,22 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     PFVM__OP_SEL(MatMul, {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm_acl_matmul, pfvm__la_matmul_ws, NULL, NULL})
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm_acl_matmul, pfvm__la_matmul_ws, NULL, NULL})
     PFVM__OP_SEL(Gemm, {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel, pfvm__la_gemm_ws, NULL, NULL})
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm_acl_gemm, pfvm__la_gemm_ws, NULL, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_SHAPE_INFERENCE
-#undef pfvm__la_accel
 #undef pfvm__la_gemm_flops
 #undef pfvm__la_infer_gemm
 #undef pfvm__la_infer_matmul
 #undef pfvm__la_matmul_flops
 #undef pfvm__la_simp_gemm
 #undef pfvm__la_simp_matmul
+#undef pfvm_acl_gemm
 #undef pfvm_acl_matmul
 #endif
 #ifdef PFVM_NO_AUTODIFF
-#undef pfvm__la_accel_grad
 #undef pfvm__la_gemm_flops_grad
 #undef pfvm__la_gemm_ws_grad
 #undef pfvm__la_infer_gemm_grad
@@ -28203,7 +28221,6 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
 #undef pfvm__la_simp_matmul_grad
 #endif
 #ifdef PFVM_NO_FUSION
-#undef pfvm__la_accel_fuse
 #undef pfvm__la_gemm_flops_fuse
 #undef pfvm__la_gemm_ws_fuse
 #undef pfvm__la_infer_gemm_fuse
@@ -34277,6 +34294,8 @@ PFVM_INTERNAL pfvm_code pfvm_nn_compose_ln(pfvm_rewrite *rw, pfvm_node *mean)
  * axis, each row whole on its PE: mean, centred square, variance, scale. */
 static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm_acl_ln_stream(c);
     const pfvm_node *n = c->node;
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int64_t axis = pfvm_node_attr_int(n, "axis", -1), cols, rows, mean, var, tmp;
@@ -34552,19 +34571,19 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
 #define pfvm__nn_simp_conv_fuse NULL
 #endif
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
-    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS | PFVM__OP_STORE_CLAMP | PFVM__OP_STORE_RESIDUAL | PFVM__OP_STORE_SILU, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv, pfvm__nn_conv_infer_variants})
+    PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS | PFVM__OP_STORE_CLAMP | PFVM__OP_STORE_RESIDUAL | PFVM__OP_STORE_SILU | PFVM__OP_ACCEL_STREAMED, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv, pfvm__nn_conv_infer_variants})
     PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, pfvm__nn_maxpool_infer_variants})
+    PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL | PFVM__OP_ACCEL_STREAMED, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, pfvm__nn_maxpool_infer_variants})
     PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, NULL})
     PFVM__OP_SEL(LpPool, {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(MaxUnpool, {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(MaxRoiPool, {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(GlobalAveragePool, {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gap_grad, NULL, NULL, pfvm_acl_global_pool, NULL, NULL, NULL})
-    PFVM__OP_SEL(GlobalMaxPool, {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_gmp_grad, NULL, NULL, pfvm_acl_global_pool, NULL, NULL, NULL})
+    PFVM__OP_SEL(GlobalAveragePool, {"GlobalAveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gap, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM__OP_ACCEL_STREAMED, NULL, pfvm__nn_k_gap_grad, NULL, NULL, pfvm_acl_global_pool, NULL, NULL, NULL})
+    PFVM__OP_SEL(GlobalMaxPool, {"GlobalMaxPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_gmp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM__OP_ACCEL_STREAMED, NULL, pfvm__nn_k_gmp_grad, NULL, NULL, pfvm_acl_global_pool, NULL, NULL, NULL})
     PFVM__OP_SEL(GlobalLpPool, {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, pfvm_acl_batchnorm, NULL, NULL, NULL})
     PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, pfvm_acl_batchnorm, NULL, NULL, NULL})
-    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm__nn_accel_ln, NULL, NULL, NULL})
+    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM__OP_ACCEL_STREAMED, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm__nn_accel_ln, NULL, NULL, NULL})
     PFVM__OP_SEL(InstanceNormalization, {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(LRN, {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(LpNormalization, {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL, NULL, NULL, NULL, NULL})
@@ -45084,12 +45103,12 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
     PFVM__OP_SEL(Squeeze, {"Squeeze", "", 1, 0, 1, 2, 1, 1, pfvm__tn_infer_squeeze, pfvm__tn_k_squeeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axes, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, pfvm_acl_view, NULL, NULL, NULL})
     PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, pfvm_acl_view, NULL, NULL, NULL})
     PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, pfvm_acl_view, NULL, NULL, NULL})
-    PFVM__OP_SEL(Transpose, {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, 0, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL, pfvm_acl_transpose, NULL, NULL, NULL})
-    PFVM__OP_SEL(Concat, {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL, NULL, NULL})
-    PFVM__OP_SEL(Concat, {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, 0, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL, NULL, NULL})
+    PFVM__OP_SEL(Transpose, {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL, pfvm_acl_transpose, NULL, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL, NULL, NULL})
     PFVM__OP_SEL(Split, {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL, NULL, NULL, NULL, NULL})
-    PFVM__OP_SEL(Slice, {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, pfvm_acl_slice, NULL, NULL, NULL})
-    PFVM__OP_SEL(Slice, {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, pfvm_acl_slice, NULL, NULL, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, pfvm_acl_slice, NULL, NULL, NULL})
+    PFVM__OP_SEL(Slice, {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, pfvm_acl_slice, NULL, NULL, NULL})
     PFVM__OP_SEL(Gather, {"Gather", "", 1, 0, 2, 2, 1, 1, pfvm__tn_infer_gather, pfvm__tn_k_gather, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, 0, NULL, pfvm__tn_k_gather_grad, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(Expand, {"Expand", "", 8, 0, 2, 2, 1, 1, pfvm__tn_infer_expand, pfvm__tn_k_expand, NULL, PFVM_FUSE_BROADCAST, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_expand_grad, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(Tile, {"Tile", "", 6, 0, 2, 2, 1, 1, pfvm__tn_infer_tile, pfvm__tn_k_tile, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, 0, pfvm__tn_simp_same, pfvm__tn_k_tile_grad, NULL, NULL, NULL, NULL, NULL, NULL})

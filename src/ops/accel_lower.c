@@ -15,6 +15,15 @@
 #include <math.h>
 #include <stdio.h>
 
+/* The streamed lowerings (pfvm_accel_ctx.stream) that the hooks below
+ * dispatch to: their operators' table rows carry PFVM__OP_ACCEL_STREAMED. */
+static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c);
+static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c);
+static pfvm_code pfvm__acl_gpool_stream(pfvm_accel_ctx *c);
+static pfvm_code pfvm__acl_copy_stream(pfvm_accel_ctx *c);
+static pfvm_code pfvm__acl_concat_stream(pfvm_accel_ctx *c);
+static pfvm_code pfvm__acl_matmul_stream(pfvm_accel_ctx *c);
+
 /* Elements of one slice along the first axis (the product of dims 1..). */
 static int64_t pfvm__acl_slice(const pfvm_accel_arg *a)
 {
@@ -128,6 +137,8 @@ static pfvm_code pfvm__acl_gather(pfvm_accel_ctx *c, const pfvm__acl_win *w, int
 
 PFVM_INTERNAL pfvm_code pfvm_acl_conv(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_conv_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *wt = &c->in[1], *y = &c->out[0];
     const pfvm_accel_arg *b = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
     int64_t group = pfvm_node_attr_int(c->node, "group", 1), C, OC, Cg, OCg, K, P, th, col = -1, tmp = -1;
@@ -196,6 +207,8 @@ PFVM_INTERNAL pfvm_code pfvm_acl_conv(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_pool(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_maxpool_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int is_max = !strcmp(c->node->op_type, "MaxPool");
     int include_pad = (int)pfvm_node_attr_int(c->node, "count_include_pad", 0);
@@ -278,6 +291,8 @@ PFVM_INTERNAL pfvm_code pfvm_acl_pool(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_global_pool(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_gpool_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int is_max = !strcmp(c->node->op_type, "GlobalMaxPool");
     int64_t spatial = 1, rows;
@@ -394,6 +409,8 @@ PFVM_INTERNAL pfvm_code pfvm_acl_view(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_copy_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     const int64_t *perm;
     int np = pfvm_node_attr_ints(c->node, "perm", &perm), r = x->rank, i;
@@ -437,6 +454,8 @@ PFVM_INTERNAL pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_concat(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_concat_stream(c);
     const pfvm_accel_arg *y = &c->out[0];
     int64_t axis = pfvm_node_attr_int(c->node, "axis", 0), inner_y = 1, rows, at = 0;
     int i;
@@ -491,6 +510,8 @@ PFVM_INTERNAL pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_matmul_stream(c);
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
     int64_t k, m, n, batch, i;
     pfvm_code rc;
@@ -617,6 +638,8 @@ static pfvm_code pfvm__acl_slice_map(pfvm_accel_ctx *c, int split, int64_t *base
 
 PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm__acl_copy_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int64_t xs[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], base = 0;
     int r = x->rank, i;
@@ -3255,7 +3278,7 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
 }
 
 /* Gemm (no transA). */
-static pfvm_code pfvm__acl_gemm_stream(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_gemm_stream(pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
     const pfvm_accel_arg *bias = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
@@ -3747,7 +3770,7 @@ int pfvm_acl_view_of(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, con
 }
 
 /* Whether Gemm's or MatMul's streamed lowering takes its inputs' shapes
- * (the checks of pfvm__acl_gemm_stream and pfvm__acl_matmul_stream). */
+ * (the checks of pfvm_acl_gemm_stream and pfvm__acl_matmul_stream). */
 static int pfvm__acl_gemm_shapes(const pfvm_accel_ctx *c)
 {
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
@@ -3768,11 +3791,11 @@ int pfvm_acl_view_reader(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
     if (!f || n_in < 1 || n_in > PFVM_ACCEL_MAX_ARGS || i < 0 || i >= n_in)
         return 0;
     pfvm__acl_quiet_ctx(&c, &quiet, n, in, n_in, out);
-    if (f == pfvm__acl_copy_stream)
+    if (n->op->accel == pfvm_acl_transpose || n->op->accel == pfvm_acl_slice)
         return i == 0 && pfvm__acl_copy_map(&c, &m) == PFVM_OK;
     /* Gemm and MatMul load A's rows and B's columns through the view
      * (pfvm__acl_load_view), any block of them */
-    if (f == pfvm__acl_gemm_stream || f == pfvm__acl_matmul_stream)
+    if (n->op->accel == pfvm_acl_gemm || n->op->accel == pfvm_acl_matmul)
         return i <= 1 && pfvm__acl_gemm_shapes(&c);
     return 0;
 }
@@ -3872,7 +3895,7 @@ static pfvm_code pfvm__acl_lnsplit_phase(pfvm_accel_ctx *c, pfvm__acl_lnsplit *p
     return rc == PFVM_OK ? c->emit(c, "barrier") : rc;
 }
 
-static pfvm_code pfvm__acl_ln_stream(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_ln_stream(pfvm_accel_ctx *c)
 {
     const pfvm_node *n = c->node;
     const pfvm_accel_arg *x = &c->in[0];
@@ -4187,27 +4210,9 @@ PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
 
 pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
 {
-    if (!op || !op->accel)
-        return NULL;
-    if (op->accel == pfvm_acl_conv)
-        return pfvm__acl_conv_stream;
-    if (op->accel == pfvm_acl_pool && !strcmp(op->name, "MaxPool"))
-        return pfvm__acl_maxpool_stream;
-    if (op->accel == pfvm_acl_global_pool)
-        return pfvm__acl_gpool_stream;
-    if (op->accel == pfvm_acl_concat)
-        return pfvm__acl_concat_stream;
-    /* Gemm's resident lowering lives in linalg.c; its streamed one here */
-    if (!strcmp(op->name, "Gemm") && !op->domain[0])
-        return pfvm__acl_gemm_stream;
-    if (op->accel == pfvm_acl_matmul)
-        return pfvm__acl_matmul_stream;
-    if (op->accel == pfvm_acl_transpose || op->accel == pfvm_acl_slice)
-        return pfvm__acl_copy_stream;
-    /* LayerNormalization's resident lowering lives in nn.c; its split one here */
-    if (!strcmp(op->name, "LayerNormalization") && !op->domain[0])
-        return pfvm__acl_ln_stream;
-    return NULL;
+    /* the operator's hook runs its streamed lowering itself when the
+     * context is streamed; the flag says it has one */
+    return op && op->accel && (op->flags & PFVM__OP_ACCEL_STREAMED) ? op->accel : NULL;
 }
 
 /* Concat: input i is elements [off, off + its size) of the output, row
@@ -4340,7 +4345,7 @@ int pfvm_acl_layout_rule(const pfvm_node *n, const pfvm_accel_arg *in, const pfv
     const pfvm_accel_arg *y = &out[0];
     int i, a = pfvm__acl_kind_axis(kind, y->rank);
     *mac = op && (op->accel == pfvm_acl_matmul || op->accel == pfvm_acl_conv ||
-                  pfvm_acl_streamed(op) == pfvm__acl_gemm_stream);
+                  op->accel == pfvm_acl_gemm);
     for (i = 0; i < n->n_inputs; i++)
         in_kind[i] = kind == PFVM_ACL_L_PE0 ? PFVM_ACL_L_PE0 : PFVM_ACL_L_REPL;
     if (kind == PFVM_ACL_L_PE0)

@@ -2436,8 +2436,10 @@ static size_t pfvm__la_gemm_ws(const pfvm_node *nd, const pfvm_dims *in, int n_i
 /* accel lowering (see pfvm_accel_fn) of Gemm (MatMul's is in
  * accel_lower.c): rows of A on each PE (or A whole) times the whole B on
  * every PE (gemm), then C added along the rows. */
-static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_gemm(pfvm_accel_ctx *c)
 {
+    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
+        return pfvm_acl_gemm_stream(c);
     const pfvm_node *n = c->node;
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
     int is_gemm = !strcmp(n->op_type, "Gemm");
@@ -2473,8 +2475,8 @@ static pfvm_code pfvm__la_accel(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm_acl_matmul, pfvm__la_matmul_ws, NULL, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm_acl_matmul, pfvm__la_matmul_ws, NULL, NULL},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, 0, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm__la_accel, pfvm__la_gemm_ws, NULL, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm_acl_gemm, pfvm__la_gemm_ws, NULL, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };

@@ -264,6 +264,14 @@ PFVM_INTERNAL pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c);
 /* MatMul: rows of A (split or whole) times a 2-D B on every PE, or batched
  * with both operands whole (one gemm per batch). */
 PFVM_INTERNAL pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c);
+/* Gemm's resident lowering (src/ops/linalg.c): rows of A times the whole
+ * B on every PE, C added along the rows; streamed, pfvm_acl_gemm_stream. */
+PFVM_INTERNAL pfvm_code pfvm_acl_gemm(pfvm_accel_ctx *c);
+/* Gemm (no transA) streamed in tiles of the output, K whole. */
+PFVM_INTERNAL pfvm_code pfvm_acl_gemm_stream(pfvm_accel_ctx *c);
+/* LayerNormalization streamed with its rows split over PEs (taken only when
+ * it beats the rows stream of its resident lowering). */
+PFVM_INTERNAL pfvm_code pfvm_acl_ln_stream(pfvm_accel_ctx *c);
 /* Slice with constant bounds and positive steps: strided moves. */
 PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c);
 /* ReduceSum, ReduceMean, ReduceMax, ReduceMin over trailing axes (the
