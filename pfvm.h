@@ -3036,11 +3036,10 @@ typedef struct pfvm__kctx_services {
 /* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
  * pfvm__kctx_services.silu (Conv) */
 #define PFVM__OP_STORE_SILU 0x10000000u
-/* pfvm_op_def.flags, pfvm's own operators only: the accel hook also lowers
- * the streamed plan (src/accel/emit.c): given a context with
- * pfvm_accel_ctx.stream set it runs its streamed lowering (tiles through
- * the root memory, src/ops/accel_lower.c), else its resident one;
- * pfvm_acl_streamed answers the hook for such operators, NULL for others */
+/* pfvm_op_def.flags, pfvm's own operators only: the operator has a
+ * streamed lowering besides its resident accel hook (tiles through the root
+ * memory, src/ops/accel_lower.c); pfvm_acl_streamed answers it, NULL for
+ * operators without the flag */
 #define PFVM__OP_ACCEL_STREAMED 0x08000000u
 /* PFVM__STORE_CLAMP (the builds whose Conv honors the clamp) is defined in
  * src/ops/fused.h, after PFVM_DISPATCH_CLONES that it reads. */
@@ -3917,6 +3916,9 @@ PFVM_INTERNAL pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c);
 PFVM_INTERNAL pfvm_code pfvm_acl_gemm(pfvm_accel_ctx *c);
 /* Gemm (no transA) streamed in tiles of the output, K whole. */
 PFVM_INTERNAL pfvm_code pfvm_acl_gemm_stream(pfvm_accel_ctx *c);
+/* LayerNormalization's resident lowering (src/ops/nn.c): each row whole on
+ * its PE; streamed, pfvm_acl_ln_stream. */
+PFVM_INTERNAL pfvm_code pfvm_acl_layernorm(pfvm_accel_ctx *c);
 /* LayerNormalization streamed with its rows split over PEs (taken only when
  * it beats the rows stream of its resident lowering). */
 PFVM_INTERNAL pfvm_code pfvm_acl_ln_stream(pfvm_accel_ctx *c);
@@ -10214,8 +10216,9 @@ PFVM_INTERNAL pfvm_code pfvm__for_graphs(pfvm_graph *g, pfvm_code (*f)(void *use
 #include <math.h>
 #include <stdio.h>
 
-/* The streamed lowerings (pfvm_accel_ctx.stream) that the hooks below
- * dispatch to: their operators' table rows carry PFVM__OP_ACCEL_STREAMED. */
+/* The streamed lowerings (pfvm_accel_ctx.stream) of the hooks below, for
+ * the operators whose rows carry PFVM__OP_ACCEL_STREAMED (the table in
+ * pfvm_acl_streamed). */
 static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c);
 static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c);
 static pfvm_code pfvm__acl_gpool_stream(pfvm_accel_ctx *c);
@@ -10336,8 +10339,6 @@ static pfvm_code pfvm__acl_gather(pfvm_accel_ctx *c, const pfvm__acl_win *w, int
 
 PFVM_INTERNAL pfvm_code pfvm_acl_conv(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_conv_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *wt = &c->in[1], *y = &c->out[0];
     const pfvm_accel_arg *b = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
     int64_t group = pfvm_node_attr_int(c->node, "group", 1), C, OC, Cg, OCg, K, P, th, col = -1, tmp = -1;
@@ -10406,8 +10407,6 @@ PFVM_INTERNAL pfvm_code pfvm_acl_conv(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_pool(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_maxpool_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int is_max = !strcmp(c->node->op_type, "MaxPool");
     int include_pad = (int)pfvm_node_attr_int(c->node, "count_include_pad", 0);
@@ -10490,8 +10489,6 @@ PFVM_INTERNAL pfvm_code pfvm_acl_pool(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_global_pool(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_gpool_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int is_max = !strcmp(c->node->op_type, "GlobalMaxPool");
     int64_t spatial = 1, rows;
@@ -10608,8 +10605,6 @@ PFVM_INTERNAL pfvm_code pfvm_acl_view(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_copy_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     const int64_t *perm;
     int np = pfvm_node_attr_ints(c->node, "perm", &perm), r = x->rank, i;
@@ -10653,8 +10648,6 @@ PFVM_INTERNAL pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_concat(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_concat_stream(c);
     const pfvm_accel_arg *y = &c->out[0];
     int64_t axis = pfvm_node_attr_int(c->node, "axis", 0), inner_y = 1, rows, at = 0;
     int i;
@@ -10709,8 +10702,6 @@ PFVM_INTERNAL pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_matmul_stream(c);
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
     int64_t k, m, n, batch, i;
     pfvm_code rc;
@@ -10837,8 +10828,6 @@ static pfvm_code pfvm__acl_slice_map(pfvm_accel_ctx *c, int split, int64_t *base
 
 PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_copy_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int64_t xs[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], base = 0;
     int r = x->rank, i;
@@ -14409,9 +14398,26 @@ PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
 
 pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
 {
-    /* the operator's hook runs its streamed lowering itself when the
-     * context is streamed; the flag says it has one */
-    return op && op->accel && (op->flags & PFVM__OP_ACCEL_STREAMED) ? op->accel : NULL;
+    /* Which streamed lowering goes with which resident hook. The flag, not
+     * the hook, says whether an operator has one (AveragePool shares
+     * MaxPool's hook but not its streamed lowering). The hooks do not call
+     * these themselves: only the emitter reaches this table, so a firmware
+     * build whose operators keep their resident hooks links none of the
+     * streamed code (about 40 KB on Cortex-M). */
+    static const struct {
+        pfvm_accel_fn hook, stream;
+    } pairs[] = {{pfvm_acl_conv, pfvm__acl_conv_stream},          {pfvm_acl_pool, pfvm__acl_maxpool_stream},
+                 {pfvm_acl_global_pool, pfvm__acl_gpool_stream},  {pfvm_acl_concat, pfvm__acl_concat_stream},
+                 {pfvm_acl_gemm, pfvm_acl_gemm_stream},           {pfvm_acl_matmul, pfvm__acl_matmul_stream},
+                 {pfvm_acl_transpose, pfvm__acl_copy_stream},     {pfvm_acl_slice, pfvm__acl_copy_stream},
+                 {pfvm_acl_layernorm, pfvm_acl_ln_stream}};
+    size_t i;
+    if (!op || !op->accel || !(op->flags & PFVM__OP_ACCEL_STREAMED))
+        return NULL;
+    for (i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        if (pairs[i].hook == op->accel)
+            return pairs[i].stream;
+    return NULL;
 }
 
 /* Concat: input i is elements [off, off + its size) of the output, row
@@ -28113,8 +28119,6 @@ static size_t pfvm__la_gemm_ws(const pfvm_node *nd, const pfvm_dims *in, int n_i
  * every PE (gemm), then C added along the rows. */
 PFVM_INTERNAL pfvm_code pfvm_acl_gemm(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm_acl_gemm_stream(c);
     const pfvm_node *n = c->node;
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
     int is_gemm = !strcmp(n->op_type, "Gemm");
@@ -34292,10 +34296,8 @@ PFVM_INTERNAL pfvm_code pfvm_nn_compose_ln(pfvm_rewrite *rw, pfvm_node *mean)
 
 /* accel lowering (see pfvm_accel_fn) of LayerNormalization over the last
  * axis, each row whole on its PE: mean, centred square, variance, scale. */
-static pfvm_code pfvm__nn_accel_ln(pfvm_accel_ctx *c)
+PFVM_INTERNAL pfvm_code pfvm_acl_layernorm(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm_acl_ln_stream(c);
     const pfvm_node *n = c->node;
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int64_t axis = pfvm_node_attr_int(n, "axis", -1), cols, rows, mean, var, tmp;
@@ -34448,7 +34450,6 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
 #define PFVM__FAMILY_nn(...)
 #endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
-#define pfvm__nn_accel_ln NULL
 #define pfvm__nn_accel_softmax NULL
 #define pfvm__nn_conv_flops NULL
 #define pfvm__nn_conv_infer_variants NULL
@@ -34471,11 +34472,11 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
 #define pfvm_acl_batchnorm NULL
 #define pfvm_acl_conv NULL
 #define pfvm_acl_global_pool NULL
+#define pfvm_acl_layernorm NULL
 #define pfvm_acl_logsoftmax NULL
 #define pfvm_acl_pool NULL
 #endif
 #ifdef PFVM_NO_AUTODIFF
-#define pfvm__nn_accel_ln_grad NULL
 #define pfvm__nn_accel_softmax_grad NULL
 #define pfvm__nn_conv_flops_grad NULL
 #define pfvm__nn_conv_infer_variants_grad NULL
@@ -34517,7 +34518,6 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
 #define pfvm__nn_simp_conv_grad NULL
 #endif
 #ifdef PFVM_NO_FUSION
-#define pfvm__nn_accel_ln_fuse NULL
 #define pfvm__nn_accel_softmax_fuse NULL
 #define pfvm__nn_conv_flops_fuse NULL
 #define pfvm__nn_conv_infer_variants_fuse NULL
@@ -34583,7 +34583,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
     PFVM__OP_SEL(GlobalLpPool, {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, pfvm_acl_batchnorm, NULL, NULL, NULL})
     PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, pfvm_acl_batchnorm, NULL, NULL, NULL})
-    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM__OP_ACCEL_STREAMED, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm__nn_accel_ln, NULL, NULL, NULL})
+    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM__OP_ACCEL_STREAMED, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm_acl_layernorm, NULL, NULL, NULL})
     PFVM__OP_SEL(InstanceNormalization, {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(LRN, {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(LpNormalization, {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL, NULL, NULL, NULL, NULL})
@@ -34593,7 +34593,6 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_SHAPE_INFERENCE
-#undef pfvm__nn_accel_ln
 #undef pfvm__nn_accel_softmax
 #undef pfvm__nn_conv_flops
 #undef pfvm__nn_conv_infer_variants
@@ -34616,11 +34615,11 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
 #undef pfvm_acl_batchnorm
 #undef pfvm_acl_conv
 #undef pfvm_acl_global_pool
+#undef pfvm_acl_layernorm
 #undef pfvm_acl_logsoftmax
 #undef pfvm_acl_pool
 #endif
 #ifdef PFVM_NO_AUTODIFF
-#undef pfvm__nn_accel_ln_grad
 #undef pfvm__nn_accel_softmax_grad
 #undef pfvm__nn_conv_flops_grad
 #undef pfvm__nn_conv_infer_variants_grad
@@ -34662,7 +34661,6 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
 #undef pfvm__nn_simp_conv_grad
 #endif
 #ifdef PFVM_NO_FUSION
-#undef pfvm__nn_accel_ln_fuse
 #undef pfvm__nn_accel_softmax_fuse
 #undef pfvm__nn_conv_flops_fuse
 #undef pfvm__nn_conv_infer_variants_fuse

@@ -692,11 +692,10 @@ typedef struct pfvm__kctx_services {
 /* pfvm_op_def.flags, pfvm's own operators only: the float kernel honors
  * pfvm__kctx_services.silu (Conv) */
 #define PFVM__OP_STORE_SILU 0x10000000u
-/* pfvm_op_def.flags, pfvm's own operators only: the accel hook also lowers
- * the streamed plan (src/accel/emit.c): given a context with
- * pfvm_accel_ctx.stream set it runs its streamed lowering (tiles through
- * the root memory, src/ops/accel_lower.c), else its resident one;
- * pfvm_acl_streamed answers the hook for such operators, NULL for others */
+/* pfvm_op_def.flags, pfvm's own operators only: the operator has a
+ * streamed lowering besides its resident accel hook (tiles through the root
+ * memory, src/ops/accel_lower.c); pfvm_acl_streamed answers it, NULL for
+ * operators without the flag */
 #define PFVM__OP_ACCEL_STREAMED 0x08000000u
 /* PFVM__STORE_CLAMP (the builds whose Conv honors the clamp) is defined in
  * src/ops/fused.h, after PFVM_DISPATCH_CLONES that it reads. */

@@ -15,8 +15,9 @@
 #include <math.h>
 #include <stdio.h>
 
-/* The streamed lowerings (pfvm_accel_ctx.stream) that the hooks below
- * dispatch to: their operators' table rows carry PFVM__OP_ACCEL_STREAMED. */
+/* The streamed lowerings (pfvm_accel_ctx.stream) of the hooks below, for
+ * the operators whose rows carry PFVM__OP_ACCEL_STREAMED (the table in
+ * pfvm_acl_streamed). */
 static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c);
 static pfvm_code pfvm__acl_maxpool_stream(pfvm_accel_ctx *c);
 static pfvm_code pfvm__acl_gpool_stream(pfvm_accel_ctx *c);
@@ -137,8 +138,6 @@ static pfvm_code pfvm__acl_gather(pfvm_accel_ctx *c, const pfvm__acl_win *w, int
 
 PFVM_INTERNAL pfvm_code pfvm_acl_conv(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_conv_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *wt = &c->in[1], *y = &c->out[0];
     const pfvm_accel_arg *b = c->n_in > 2 && c->in[2].rank >= 0 ? &c->in[2] : NULL;
     int64_t group = pfvm_node_attr_int(c->node, "group", 1), C, OC, Cg, OCg, K, P, th, col = -1, tmp = -1;
@@ -207,8 +206,6 @@ PFVM_INTERNAL pfvm_code pfvm_acl_conv(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_pool(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_maxpool_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int is_max = !strcmp(c->node->op_type, "MaxPool");
     int include_pad = (int)pfvm_node_attr_int(c->node, "count_include_pad", 0);
@@ -291,8 +288,6 @@ PFVM_INTERNAL pfvm_code pfvm_acl_pool(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_global_pool(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_gpool_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int is_max = !strcmp(c->node->op_type, "GlobalMaxPool");
     int64_t spatial = 1, rows;
@@ -409,8 +404,6 @@ PFVM_INTERNAL pfvm_code pfvm_acl_view(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_copy_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     const int64_t *perm;
     int np = pfvm_node_attr_ints(c->node, "perm", &perm), r = x->rank, i;
@@ -454,8 +447,6 @@ PFVM_INTERNAL pfvm_code pfvm_acl_transpose(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_concat(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_concat_stream(c);
     const pfvm_accel_arg *y = &c->out[0];
     int64_t axis = pfvm_node_attr_int(c->node, "axis", 0), inner_y = 1, rows, at = 0;
     int i;
@@ -510,8 +501,6 @@ PFVM_INTERNAL pfvm_code pfvm_acl_logsoftmax(pfvm_accel_ctx *c)
 
 PFVM_INTERNAL pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_matmul_stream(c);
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
     int64_t k, m, n, batch, i;
     pfvm_code rc;
@@ -638,8 +627,6 @@ static pfvm_code pfvm__acl_slice_map(pfvm_accel_ctx *c, int split, int64_t *base
 
 PFVM_INTERNAL pfvm_code pfvm_acl_slice(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm__acl_copy_stream(c);
     const pfvm_accel_arg *x = &c->in[0], *y = &c->out[0];
     int64_t xs[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], base = 0;
     int r = x->rank, i;
@@ -4210,9 +4197,26 @@ PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
 
 pfvm_accel_fn pfvm_acl_streamed(const pfvm_op_def *op)
 {
-    /* the operator's hook runs its streamed lowering itself when the
-     * context is streamed; the flag says it has one */
-    return op && op->accel && (op->flags & PFVM__OP_ACCEL_STREAMED) ? op->accel : NULL;
+    /* Which streamed lowering goes with which resident hook. The flag, not
+     * the hook, says whether an operator has one (AveragePool shares
+     * MaxPool's hook but not its streamed lowering). The hooks do not call
+     * these themselves: only the emitter reaches this table, so a firmware
+     * build whose operators keep their resident hooks links none of the
+     * streamed code (about 40 KB on Cortex-M). */
+    static const struct {
+        pfvm_accel_fn hook, stream;
+    } pairs[] = {{pfvm_acl_conv, pfvm__acl_conv_stream},          {pfvm_acl_pool, pfvm__acl_maxpool_stream},
+                 {pfvm_acl_global_pool, pfvm__acl_gpool_stream},  {pfvm_acl_concat, pfvm__acl_concat_stream},
+                 {pfvm_acl_gemm, pfvm_acl_gemm_stream},           {pfvm_acl_matmul, pfvm__acl_matmul_stream},
+                 {pfvm_acl_transpose, pfvm__acl_copy_stream},     {pfvm_acl_slice, pfvm__acl_copy_stream},
+                 {pfvm_acl_layernorm, pfvm_acl_ln_stream}};
+    size_t i;
+    if (!op || !op->accel || !(op->flags & PFVM__OP_ACCEL_STREAMED))
+        return NULL;
+    for (i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        if (pairs[i].hook == op->accel)
+            return pairs[i].stream;
+    return NULL;
 }
 
 /* Concat: input i is elements [off, off + its size) of the output, row

@@ -2438,8 +2438,6 @@ static size_t pfvm__la_gemm_ws(const pfvm_node *nd, const pfvm_dims *in, int n_i
  * every PE (gemm), then C added along the rows. */
 PFVM_INTERNAL pfvm_code pfvm_acl_gemm(pfvm_accel_ctx *c)
 {
-    if (c->stream) /* PFVM__OP_ACCEL_STREAMED */
-        return pfvm_acl_gemm_stream(c);
     const pfvm_node *n = c->node;
     const pfvm_accel_arg *a = &c->in[0], *b = &c->in[1], *y = &c->out[0];
     int is_gemm = !strcmp(n->op_type, "Gemm");

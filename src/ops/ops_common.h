@@ -269,6 +269,9 @@ PFVM_INTERNAL pfvm_code pfvm_acl_matmul(pfvm_accel_ctx *c);
 PFVM_INTERNAL pfvm_code pfvm_acl_gemm(pfvm_accel_ctx *c);
 /* Gemm (no transA) streamed in tiles of the output, K whole. */
 PFVM_INTERNAL pfvm_code pfvm_acl_gemm_stream(pfvm_accel_ctx *c);
+/* LayerNormalization's resident lowering (src/ops/nn.c): each row whole on
+ * its PE; streamed, pfvm_acl_ln_stream. */
+PFVM_INTERNAL pfvm_code pfvm_acl_layernorm(pfvm_accel_ctx *c);
 /* LayerNormalization streamed with its rows split over PEs (taken only when
  * it beats the rows stream of its resident lowering). */
 PFVM_INTERNAL pfvm_code pfvm_acl_ln_stream(pfvm_accel_ctx *c);
