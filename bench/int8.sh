@@ -354,6 +354,13 @@ onnxruntime's CPU time in two runs, from 1.09-1.12x in round 11); mobilenet_v2 s
 fills, MaxPool and QLinearAdd ~1% each. Next: the stem without im2col (4 lanes for 3 channels
 cost a third more sums than its packing saves on the direct path; a 3-channel phase layout
 could avoid both).
+
+Quiet rerun on merged main after round 12 (e44f01b, load average 0.0-0.3, right after CI:
+`BASE=<883f4cd interp> ROUNDS=5 sh bench/int8_cpu.sh`, ms of CPU per inference, rounds in order):
+resnet18 ORT 13.3 10.6 11.0 11.2 11.9, pfvm 11.9 10.1 9.7 10.6 11.2, before 11.0 11.6 12.9 12.0
+11.5: pfvm / ORT 0.95 (medians; 0.88-0.95 in every round), 0.91x of the time before;
+mobilenet_v2 ORT 4.2 3.8 6.9 3.9 5.5, pfvm 3.7 4.8 3.7 3.4 3.7: 0.88 (medians; single rounds
+0.54-1.26). resnet18 is no slower than onnxruntime at low load in every round of this run.
 PFVM_INT8_NOTES12
     echo
     cat <<'PFVM_INT8_NOTES11'
