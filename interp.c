@@ -139,6 +139,13 @@ static size_t parse_bytes(const char *s)
  * machine still tells what a quiet one would do with two cores. */
 static int n_threads = 1;
 
+/* ascending doubles, for qsort (the benches' medians) */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 #ifdef INTERP_HAVE_THREADS
 #if defined(__GNUC__) || defined(__clang__)
 #define POOL_LOAD(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
@@ -409,12 +416,6 @@ static void pb_task(void *ctx, int i)
     pb_spin(c, i);
 }
 
-static int pb_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Wall us per parallel-for of `tasks` tasks: *median and *least of
  * `batches` batches' means over `iters` calls. */
 static void pb_time(pb_ctx *c, int tasks, int iters, int batches, double *median, double *least)
@@ -432,7 +433,7 @@ static void pb_time(pb_ctx *c, int tasks, int iters, int batches, double *median
         }
         means[b] = 1e3 * (wall_ms() - t0) / iters;
     }
-    qsort(means, (size_t)b, sizeof means[0], pb_cmp);
+    qsort(means, (size_t)b, sizeof means[0], cmp_double);
     *median = means[b / 2];
     *least = means[0];
 }
@@ -1500,12 +1501,6 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* Times `iters` runs of e: t[i] in ms. */
