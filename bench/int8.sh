@@ -248,6 +248,34 @@ N=$N EVAL="$T/eval" sh bench/int8_trained.sh > "$T/trained10.md"
     echo
     sed 's/^/    /' "$T/q.log"
     echo
+    # where the issue's numbers stand (written by hand from the run of 2026-11-27)
+    cat <<'PFVM_INT8_STATUS'
+## Against the issue's numbers (this run, 2026-11-27, and the quiet reruns below)
+
+- Digits CNN: int8 test accuracy 99.2% = float 99.2% (within 1 point: met).
+- Top-1 agreement with float >= 97% on 500 generated inputs, per-channel weights: resnet18 100.0%
+  (untrained, photo views, the table above) and 100.0% (trained, "Round 10: agreement" below);
+  mobilenet_v2 98.6% on the trained fixture (torchvision's mobilenet_v2, layers unchanged, trained
+  here on the digits at 32x32, 500 augmented views: "Round 10: agreement" below): met. The
+  untrained 224x224 mobilenet_v2 agrees on 74.2% only: its logits are nearly flat (median top-2
+  margin 0.04, below its 8-bit noise: "Round 9: agreement"), so its top-1 is decided by noise in
+  any 8-bit runtime (onnxruntime and pfvm agree with each other on 96% of it); it is kept as a
+  row, not claimed. No pretrained ImageNet weights can be fetched here (Debian and npm only).
+- Cortex-M4, instructions per int8 multiply-accumulate (bench/int8_mcu.md): digits 1.26, DS-CNN
+  1.45 (<= 1.5: met).
+- x86, one thread: int8 at least 1.5x pfvm's float: mobilenet_v2 2.31x, resnet18 4.27x in this
+  run (load 16-22), 2.09x / 2.45x in the quiet runs: met. No slower than onnxruntime on the same
+  QDQ file: this run pfvm int8 / ORT int8 resnet18 48.6 / 51.5 ms (0.94), mobilenet_v2 19.9 /
+  20.2 ms (0.99), wall-clock medians at load 16-22; the quiet CPU-time rerun after round 12
+  (`ROUNDS=5 sh bench/int8_cpu.sh`, load 0.0-0.3, "Round 12" below) resnet18 0.95x (every
+  round below 1), mobilenet_v2 0.88x (medians): met.
+- Model files: the int8 weights are 4.00x smaller than the float weights (one byte for four);
+  with the int32 biases (as the QDQ format stores them) 3.94-3.99x on mobilenet_v2, resnet18 and
+  digits, 3.71x on the DS-CNN (many small layers: biases weigh more); whole files 2.03-3.96x
+  (scales, zero points and QuantizeLinear/DequantizeLinear nodes). Arena: 1/4 of float's on every
+  model (<= 1/3: met).
+
+PFVM_INT8_STATUS
     # the rounds' notes (measured by hand; kept here so that a rerun keeps them)
     cat <<'PFVM_INT8_NOTES'
 Round 8 (x86 int8 speed, branch int8x8): the machine this run had reports AVX-512 VNNI
@@ -266,7 +294,7 @@ same QDQ files, at load average ~16 on 2 cores: CPU time per inference (task-clo
 `interp bench -n 22` minus `-n 2`, over 20) resnet18 44.5 -> 18.8 and 38.8 -> 17.1 ms
 (2.37x, 2.27x), mobilenet_v2 10.2 -> 6.8 and 12.9 -> 9.7 ms (1.50x, 1.33x); wall-clock
 medians of 10 (same alternation): resnet18 1.87x, 1.94x, mobilenet_v2 0.65x and 1.78x (noise).
-Targets, from the table above (one thread, noisy): int8 at least 1.5x pfvm's float: met
+Targets, from round 8's table (then at the top of this file; one thread, noisy): int8 at least 1.5x pfvm's float: met
 (mobilenet_v2 2.09x, resnet18 2.45x). No slower than onnxruntime on the same QDQ model: not
 met (pfvm int8 / ORT int8: mobilenet_v2 22.4 / 14.6 ms = 1.54x slower, resnet18 45.5 / 23.7 ms
 = 1.92x slower); what remains of mobilenet_v2 is mostly its depthwise layers (int16 planes
@@ -513,6 +541,28 @@ PFVM_INT8_NOTES10
     echo "Made by \`N=$N sh bench/int8_agree.sh\` (called from here); see its header for the rows."
     echo
     cat "$T/agree9.md"
+    # round 9's analysis (measured by hand; kept here so that a rerun keeps it)
+    cat <<'PFVM_INT8_AGREE_NOTES'
+
+Why the untrained mobilenet_v2 stays far from 97% (round 9's analysis, measured on its run):
+its quantization noise grows layer after layer. The input's 8-bit grid costs 48 dB of SQNR, and
+quantizing the input alone, everything else float, leaves the outputs at 26 dB: the untrained
+network amplifies a perturbation about 22 dB between input and logits. With every activation
+quantized the noise compounds, about 1.5 dB lost per inverted-residual block, down to 5 dB at the
+last 1x1 convolution and 15 dB at the logits (noise RMS roughly 0.04 against a logit spread of
+0.23), while the float model's median top-2 margin is 0.03-0.04: the noise is as large as the
+margin that decides top-1 on half the inputs. resnet18's SQNR levels off at 24-27 dB, its logits
+at 30 dB, with margins of 0.4: 100%. No 8-bit setting changes this on this fixture: the most
+sensitive activations (the first layers, each alone costing the outputs 21-26 dB) are many and of
+similar weight, so `--auto-exclude 4` (4 of 65 activations float) gains 0.7 dB only; and the
+photo-BN fixture ("mobilenet_v2, photo BN": the same untrained weights with every BatchNorm's
+statistics recalibrated on 64 other photo views, bench/int8_fixture.py) is worse (flatter
+logits; its layers lose SQNR faster): recalibrating BatchNorm on photos does not make an
+untrained network's classifier decisive. "outputs SQNR": what `interp quantize --report`
+measures on 8 calibration sets (QDQ reference semantics); "margin": the float model's median gap
+between its top two logits over the evaluated views. The trained fixtures of round 10 (below)
+are where the issue's 97% is measured.
+PFVM_INT8_AGREE_NOTES
     echo
     echo "## Round 10: agreement on a trained mobilenet_v2 (branch int8a10)"
     echo
