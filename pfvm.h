@@ -30497,6 +30497,7 @@ pfvm__nn_dw16_body2(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t ih0, in
     int32_t i, t, kw = d->KW, dw = d->DW, kh = d->KH, sh = d->SH;
     ptrdiff_t yo = (ptrdiff_t)oh * d->OW + o, off = (ptrdiff_t)ih0 * d->W + (ptrdiff_t)o * S - d->PL;
     const float *x0 = q->x[0], *x1 = q->x[1], *x2 = q->x[2], *x3 = q->x[3];
+    const float *w0 = q->w[0], *w1 = q->w[1], *w2 = q->w[2], *w3 = q->w[3]; /* (in registers, not reloaded) */
     const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     __m512 a0 = _mm512_set1_ps(q->b[0]), a1 = _mm512_set1_ps(q->b[1]), a2 = _mm512_set1_ps(q->b[2]),
            a3 = _mm512_set1_ps(q->b[3]);
@@ -30510,16 +30511,16 @@ pfvm__nn_dw16_body2(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t ih0, in
             __m512 v0 = pfvm__nn_dw16_ld(x0 + p, m, S, ev), v1 = pfvm__nn_dw16_ld(x1 + p, m, S, ev);
             __m512 v2 = pfvm__nn_dw16_ld(x2 + p, m, S, ev), v3 = pfvm__nn_dw16_ld(x3 + p, m, S, ev);
             if (top) {
-                PFVM__NN_DW16_ACC(a0, q->w[0][wt + t], v0);
-                PFVM__NN_DW16_ACC(a1, q->w[1][wt + t], v1);
-                PFVM__NN_DW16_ACC(a2, q->w[2][wt + t], v2);
-                PFVM__NN_DW16_ACC(a3, q->w[3][wt + t], v3);
+                PFVM__NN_DW16_ACC(a0, w0[wt + t], v0);
+                PFVM__NN_DW16_ACC(a1, w1[wt + t], v1);
+                PFVM__NN_DW16_ACC(a2, w2[wt + t], v2);
+                PFVM__NN_DW16_ACC(a3, w3[wt + t], v3);
             }
             if (low) {
-                PFVM__NN_DW16_ACC(c0, q->w[0][wl + t], v0);
-                PFVM__NN_DW16_ACC(c1, q->w[1][wl + t], v1);
-                PFVM__NN_DW16_ACC(c2, q->w[2][wl + t], v2);
-                PFVM__NN_DW16_ACC(c3, q->w[3][wl + t], v3);
+                PFVM__NN_DW16_ACC(c0, w0[wl + t], v0);
+                PFVM__NN_DW16_ACC(c1, w1[wl + t], v1);
+                PFVM__NN_DW16_ACC(c2, w2[wl + t], v2);
+                PFVM__NN_DW16_ACC(c3, w3[wl + t], v3);
             }
         }
     }
