@@ -27801,6 +27801,174 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
     return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
 }
 
+#if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
+/* Gemm's constant weights for batch-1 products (a classifier: mobilenet_v2's
+ * 1280 x 1000), packed at bind by its prepare hook: B's columns in panels
+ * of 16, each panel K steps of 16 contiguous floats (the last panel padded
+ * with zeros). The product then reads one stream with one load per step
+ * and keeps four panels' sums in flight, where pfvm__la_gemv_dots_avx2
+ * transposes 8x8 blocks of B and waits on one chain of additions. Each
+ * column's sum takes its products in the same order, each rounded apart,
+ * from zero, then C += alpha * sum: the bits of pfvm__la_gemv_dots. x86
+ * hosts with AVX-512 only (firmware builds compile none of it). */
+#define PFVM__LA_GP 16
+typedef struct pfvm__la_gemv_pack {
+    const void *b; /* the weights it was packed from */
+    int64_t n, k;
+    int tb;
+    float *p; /* ceil(n / 16) panels of k x 16 floats */
+} pfvm__la_gemv_pack;
+
+static void pfvm__la_gemv_pack_free(void *s)
+{
+    if (s)
+        pfvm__free(((pfvm__la_gemv_pack *)s)->p);
+    pfvm__free(s);
+}
+
+/* Columns of panels [p0, p1): c[j] += alpha * (a . column j), a's K steps sa apart. */
+__attribute__((target("avx512f"))) static void pfvm__la_gemv_panels(const pfvm__la_gemv_pack *pk, int64_t p0, int64_t p1,
+                                                                    float alpha, const float *a, ptrdiff_t sa, float *c)
+{
+    const ptrdiff_t kk = (ptrdiff_t)pk->k, ps = (ptrdiff_t)pk->k * PFVM__LA_GP;
+    const __m512 va = _mm512_set1_ps(alpha);
+    int64_t q = p0;
+    ptrdiff_t p;
+    for (; q + 4 <= p1; q += 4) {
+        const float *b0 = pk->p + q * ps, *b1 = b0 + ps, *b2 = b1 + ps, *b3 = b2 + ps;
+        __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+        for (p = 0; p < kk; p++) {
+            const __m512 av = _mm512_set1_ps(a[p * sa]);
+            s0 = _mm512_add_ps(s0, _mm512_mul_ps(av, _mm512_loadu_ps(b0 + p * PFVM__LA_GP)));
+            s1 = _mm512_add_ps(s1, _mm512_mul_ps(av, _mm512_loadu_ps(b1 + p * PFVM__LA_GP)));
+            s2 = _mm512_add_ps(s2, _mm512_mul_ps(av, _mm512_loadu_ps(b2 + p * PFVM__LA_GP)));
+            s3 = _mm512_add_ps(s3, _mm512_mul_ps(av, _mm512_loadu_ps(b3 + p * PFVM__LA_GP)));
+        }
+        {
+            __m512 s[4];
+            int i;
+            s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;
+            for (i = 0; i < 4; i++) {
+                int64_t j = (q + i) * PFVM__LA_GP, left = pk->n - j;
+                __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+                __m512 cv = _mm512_maskz_loadu_ps(m, c + j);
+                _mm512_mask_storeu_ps(c + j, m, _mm512_add_ps(cv, _mm512_mul_ps(va, s[i])));
+            }
+        }
+    }
+    for (; q < p1; q++) {
+        const float *b0 = pk->p + q * ps;
+        int64_t j = q * PFVM__LA_GP, left = pk->n - j;
+        __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+        __m512 s0 = _mm512_setzero_ps();
+        for (p = 0; p < kk; p++)
+            s0 = _mm512_add_ps(s0, _mm512_mul_ps(_mm512_set1_ps(a[p * sa]), _mm512_loadu_ps(b0 + p * PFVM__LA_GP)));
+        _mm512_mask_storeu_ps(c + j, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, c + j), _mm512_mul_ps(va, s0)));
+    }
+}
+
+/* The packed weights in k->state when they are B's (n columns of k, transposed or not), NULL otherwise. */
+static const pfvm__la_gemv_pack *pfvm__la_gemv_pack_of(const pfvm_kctx *k, const pfvm_tensor *B, int tb)
+{
+    const pfvm__la_gemv_pack *pk = (const pfvm__la_gemv_pack *)k->state;
+    if (!pk || !pfvm__have_avx512() || pk->b != B->data || pk->tb != tb || B->rank != 2 ||
+        pk->n != B->dims[tb ? 0 : 1] || pk->k != B->dims[tb ? 1 : 0])
+        return NULL;
+    return pk;
+}
+
+/* Gemm's prepare hook: packs a constant float B given transposed (transB 1,
+ * as classifiers have it; B's rows are C's columns) and large enough to
+ * matter (64K weights and more) for the batch-1 product above. A B in
+ * rows (transB 0) keeps pfvm__la_gemv_rows, which streams it already.
+ * Anything it cannot use it leaves to the kernel. */
+static pfvm_code pfvm__la_prep_gemm(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
+                                    void (**free_fn)(void *))
+{
+    const pfvm_tensor *B = k->n_in > 1 ? consts[1] : NULL, *A = k->in[0];
+    int tb = pfvm_node_attr_int(k->node, "transB", 0) != 0;
+    pfvm__la_gemv_pack *pk;
+    int64_t n, kk, q, p, j, np;
+    size_t floats;
+    if (!PFVM_PREPACK || !pfvm__have_avx512() || !tb || !B || B->dtype != PFVM_FLOAT || !B->data || B->rank != 2 ||
+        !A || A->dtype != PFVM_FLOAT || pfvm_tensor_numel(B) < 65536)
+        return PFVM_OK;
+    n = B->dims[tb ? 0 : 1];
+    kk = B->dims[tb ? 1 : 0];
+    if (n < 1 || kk < 1 || (k->state && pfvm__la_gemv_pack_of(k, B, tb)))
+        return PFVM_OK; /* packed when last bound */
+    np = (n + PFVM__LA_GP - 1) / PFVM__LA_GP;
+    if ((uint64_t)np > SIZE_MAX / sizeof(float) / PFVM__LA_GP / (uint64_t)kk)
+        return PFVM_OK;
+    floats = (size_t)np * PFVM__LA_GP * (size_t)kk;
+    pk = (pfvm__la_gemv_pack *)pfvm__calloc(1, sizeof *pk);
+    if (!pk || !(pk->p = (float *)pfvm__malloc(floats * sizeof(float)))) {
+        pfvm__free(pk);
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "cannot allocate %lu bytes for the packed weights",
+                             (unsigned long)(floats * sizeof(float)));
+    }
+    pk->b = B->data;
+    pk->n = n;
+    pk->k = kk;
+    pk->tb = tb;
+    for (q = 0; q < np; q++)
+        for (p = 0; p < kk; p++)
+            for (j = 0; j < PFVM__LA_GP; j++) {
+                int64_t col = q * PFVM__LA_GP + j;
+                pk->p[(q * kk + p) * PFVM__LA_GP + j] =
+                    col < n ? ((const float *)B->data)[tb ? col * kk + p : p * n + col] : 0.0f;
+            }
+    *state = pk;
+    *free_fn = pfvm__la_gemv_pack_free;
+    return PFVM_OK;
+}
+
+/* The batch-1 product on the packed weights, split over the threads by panels. */
+typedef struct pfvm__la_gemv_par {
+    const pfvm__la_gemv_pack *pk;
+    float alpha;
+    const float *a;
+    ptrdiff_t sa;
+    float *c;
+    int64_t np;
+    int parts;
+} pfvm__la_gemv_par;
+
+static void pfvm__la_gemv_part(void *ctx, int i)
+{
+    const pfvm__la_gemv_par *g = (const pfvm__la_gemv_par *)ctx;
+    pfvm__la_gemv_panels(g->pk, g->np * i / g->parts, g->np * (i + 1) / g->parts, g->alpha, g->a, g->sa, g->c);
+}
+
+/* Y (m <= 2 rows, bias already there) += alpha * A B on the packed weights; 0 when they do not serve. */
+static int pfvm__la_gemm_packed(pfvm_kctx *k, const pfvm__la_gemv_pack *pk, int64_t m, float alpha, const float *a,
+                                int64_t as_m, int64_t as_k, float *y)
+{
+    pfvm__la_gemv_par g;
+    int64_t i;
+    if (!pk || m > 2)
+        return 0;
+    g.pk = pk;
+    g.alpha = alpha;
+    g.sa = (ptrdiff_t)as_k;
+    g.np = (pk->n + PFVM__LA_GP - 1) / PFVM__LA_GP;
+    g.parts = PFVM__KTHREADS(k);
+    g.parts = g.parts > g.np ? (int)g.np : g.parts;
+    for (i = 0; i < m; i++) {
+        g.a = a + i * as_m;
+        g.c = y + i * pk->n;
+        if (g.parts > 1)
+            pfvm_kctx_parallel(k, g.parts, pfvm__la_gemv_part, &g);
+        else
+            pfvm__la_gemv_panels(pk, 0, g.np, alpha, g.a, g.sa, g.c);
+    }
+    return 1;
+}
+#define PFVM__LA_PREP_GEMM pfvm__la_prep_gemm
+#else
+#define PFVM__LA_PREP_GEMM NULL
+#endif
+
 static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
 {
     const pfvm_tensor *A = k->in[0], *B = k->in[1], *Cb = k->n_in > 2 ? k->in[2] : NULL;
@@ -27835,6 +28003,11 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
         bm.data = (const float *)B->data;
         bm.s_k = tb ? 1 : n;
         bm.s_n = tb ? kk : 1;
+#if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
+        if (k->state && pfvm__la_gemm_packed(k, pfvm__la_gemv_pack_of(k, B, tb), m, alpha, (const float *)A->data,
+                                             ta ? 1 : kk, ta ? m : 1, (float *)Y->data))
+            return PFVM_OK;
+#endif
         pfvm_la_sgemm_mt(k, m, n, kk, alpha, (const float *)A->data, ta ? 1 : kk, ta ? m : 1, pfvm_la_pack_strided,
                          &bm, (float *)Y->data, n, ws);
     } else if (PFVM__F64) {
@@ -28199,7 +28372,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     PFVM__OP_SEL(MatMul, {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
      "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm_acl_matmul, pfvm__la_matmul_ws, NULL, NULL})
     PFVM__OP_SEL(Gemm, {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm_acl_gemm, pfvm__la_gemm_ws, NULL, NULL})
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm_acl_gemm, pfvm__la_gemm_ws, PFVM__LA_PREP_GEMM, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_SHAPE_INFERENCE
@@ -30308,6 +30481,71 @@ PFVM__NN_DW16(pfvm__nn_dw16_s1, 1)
 PFVM__NN_DW16(pfvm__nn_dw16_s2, 2)
 #undef PFVM__NN_DW16
 
+/* Two output rows at once, oh and oh + 1, both windows whole (every kernel
+ * row inside the plane, no dilation of rows): each input row of the two
+ * windows (KH + SH of them, top ih0) is loaded once and multiplied into
+ * the sums of the rows whose window holds it, eight sums in flight where
+ * the one-row body keeps four (the chains of additions, not the loads,
+ * limited it: about 4.5 multiply-adds per cycle with the planes in L2).
+ * Each output still takes its bias, then its kernel rows and columns in
+ * order: the same bits. */
+#define PFVM__NN_DW16_ACC(a, w, v) a = _mm512_mask_add_ps(a, in, a, _mm512_mul_ps(_mm512_set1_ps(w), v))
+__attribute__((target("avx512f"), always_inline)) static inline void
+pfvm__nn_dw16_body2(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t ih0, int32_t oh, int32_t o, __mmask16 store,
+                    const __mmask16 *mk, int32_t S)
+{
+    int32_t i, t, kw = d->KW, dw = d->DW, kh = d->KH, sh = d->SH;
+    ptrdiff_t yo = (ptrdiff_t)oh * d->OW + o, off = (ptrdiff_t)ih0 * d->W + (ptrdiff_t)o * S - d->PL;
+    const float *x0 = q->x[0], *x1 = q->x[1], *x2 = q->x[2], *x3 = q->x[3];
+    const float *w0 = q->w[0], *w1 = q->w[1], *w2 = q->w[2], *w3 = q->w[3]; /* (in registers, not reloaded) */
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    __m512 a0 = _mm512_set1_ps(q->b[0]), a1 = _mm512_set1_ps(q->b[1]), a2 = _mm512_set1_ps(q->b[2]),
+           a3 = _mm512_set1_ps(q->b[3]);
+    __m512 c0 = a0, c1 = a1, c2 = a2, c3 = a3; /* row oh + 1 */
+    for (i = 0; i < kh + sh; i++, off += d->W) {
+        const int top = i < kh, low = i >= sh && i - sh < kh; /* kernel row i of oh, i - sh of oh + 1 */
+        const ptrdiff_t wt = (ptrdiff_t)i * kw, wl = (ptrdiff_t)(i - sh) * kw;
+        ptrdiff_t p = off;
+        for (t = 0; t < kw; t++, p += dw) {
+            const __mmask16 *m = mk + 3 * t, in = m[2];
+            __m512 v0 = pfvm__nn_dw16_ld(x0 + p, m, S, ev), v1 = pfvm__nn_dw16_ld(x1 + p, m, S, ev);
+            __m512 v2 = pfvm__nn_dw16_ld(x2 + p, m, S, ev), v3 = pfvm__nn_dw16_ld(x3 + p, m, S, ev);
+            if (top) {
+                PFVM__NN_DW16_ACC(a0, w0[wt + t], v0);
+                PFVM__NN_DW16_ACC(a1, w1[wt + t], v1);
+                PFVM__NN_DW16_ACC(a2, w2[wt + t], v2);
+                PFVM__NN_DW16_ACC(a3, w3[wt + t], v3);
+            }
+            if (low) {
+                PFVM__NN_DW16_ACC(c0, w0[wl + t], v0);
+                PFVM__NN_DW16_ACC(c1, w1[wl + t], v1);
+                PFVM__NN_DW16_ACC(c2, w2[wl + t], v2);
+                PFVM__NN_DW16_ACC(c3, w3[wl + t], v3);
+            }
+        }
+    }
+    _mm512_mask_storeu_ps(q->y[0] + yo, store, pfvm__nn_dw16_clamp(a0, q->cl));
+    _mm512_mask_storeu_ps(q->y[1] + yo, store, pfvm__nn_dw16_clamp(a1, q->cl));
+    _mm512_mask_storeu_ps(q->y[2] + yo, store, pfvm__nn_dw16_clamp(a2, q->cl));
+    _mm512_mask_storeu_ps(q->y[3] + yo, store, pfvm__nn_dw16_clamp(a3, q->cl));
+    yo += d->OW;
+    _mm512_mask_storeu_ps(q->y[0] + yo, store, pfvm__nn_dw16_clamp(c0, q->cl));
+    _mm512_mask_storeu_ps(q->y[1] + yo, store, pfvm__nn_dw16_clamp(c1, q->cl));
+    _mm512_mask_storeu_ps(q->y[2] + yo, store, pfvm__nn_dw16_clamp(c2, q->cl));
+    _mm512_mask_storeu_ps(q->y[3] + yo, store, pfvm__nn_dw16_clamp(c3, q->cl));
+}
+#undef PFVM__NN_DW16_ACC
+
+#define PFVM__NN_DW16X2(name, S)                                                                                    \
+    __attribute__((target("avx512f"))) static void name(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t ih0,   \
+                                                        int32_t oh, int32_t o, __mmask16 store, const __mmask16 *mk) \
+    {                                                                                                               \
+        pfvm__nn_dw16_body2(d, q, ih0, oh, o, store, mk, S);                                                        \
+    }
+PFVM__NN_DW16X2(pfvm__nn_dw16x2_s1, 1)
+PFVM__NN_DW16X2(pfvm__nn_dw16x2_s2, 2)
+#undef PFVM__NN_DW16X2
+
 /* Four planes row by row in blocks of 16 columns. Returns 0, computing
  * nothing, past PFVM__NN_DW_KWV kernel columns, PFVM__NN_DW16_NB blocks
  * or strides other than 1 and 2. */
@@ -30317,6 +30555,8 @@ static int pfvm__nn_dw_planes4_avx512(const pfvm__nn_2d *d, const pfvm__nn_dw4 *
     int32_t at[PFVM__NN_DW16_NB], nb = 0, o, oh;
     void (*fn)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, int32_t, int32_t, __mmask16,
                const __mmask16 *) = d->SW == 1 ? pfvm__nn_dw16_s1 : pfvm__nn_dw16_s2;
+    void (*fn2)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, __mmask16, const __mmask16 *) =
+        d->SW == 1 ? pfvm__nn_dw16x2_s1 : pfvm__nn_dw16x2_s2;
     if (d->KW > PFVM__NN_DW_KWV || (d->SW != 1 && d->SW != 2) || d->OW < 1 ||
         (d->OW + 15) / 16 > PFVM__NN_DW16_NB)
         return 0;
@@ -30328,6 +30568,13 @@ static int pfvm__nn_dw_planes4_avx512(const pfvm__nn_2d *d, const pfvm__nn_dw4 *
     }
     for (oh = 0; oh < d->OH; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb;
+        if (oh + 1 < d->OH && d->DH == 1 && ih0 >= 0 && (int64_t)ih0 + d->SH + d->KH <= d->H) {
+            /* rows oh and oh + 1, both windows inside the plane */
+            for (o = 0; o < nb; o++)
+                fn2(d, q, ih0, oh, at[o], store, mk[o]);
+            oh++;
+            continue;
+        }
         pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
         for (o = 0; o < nb; o++)
             fn(d, q, kha, khb, ih0, oh, at[o], store, mk[o]);
@@ -31731,6 +31978,37 @@ __attribute__((target("avx2"))) static void pfvm__nn_max_s2_avx2(float *y, const
 }
 #endif
 
+#ifdef PFVM_AVX512_KERNELS
+/* pfvm__nn_max_s2_avx2 in blocks of 16 outputs (squeezenet's 3x3 stride-2
+ * pools): the even columns of 31 floats from two loads (p[0..15] and
+ * p[15..30]: nothing read past the last column the window needs) and one
+ * permute, half the shuffles per output of the AVX2 loop; the same
+ * comparisons in the same order (max(p, acc): p > acc ? p : acc). */
+__attribute__((target("avx512f"))) static void pfvm__nn_max_s2_avx512(float *y, const float *x, int32_t nkh, int32_t rs,
+                                                                    int32_t kw, int32_t dw, int32_t n)
+{
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+    int32_t o = 0, r, t;
+    if (n < 16) {
+        pfvm__nn_max_s2_avx2(y, x, nkh, rs, kw, dw, n);
+        return;
+    }
+    for (;;) {
+        __m512 acc = _mm512_setzero_ps();
+        for (r = 0; r < nkh; r++)
+            for (t = 0; t < kw; t++) {
+                const float *p = x + r * rs + t * dw + 2 * o;
+                __m512 e = _mm512_permutex2var_ps(_mm512_loadu_ps(p), ev, _mm512_loadu_ps(p + 15));
+                acc = r || t ? _mm512_max_ps(e, acc) : e;
+            }
+        _mm512_storeu_ps(y + o, acc);
+        if (o + 16 == n)
+            return;
+        o = o + 32 <= n ? o + 16 : n - 16;
+    }
+}
+#endif
+
 static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha, int32_t khb, int32_t ih0, int32_t ow)
 {
     int32_t iw0 = ow * d->SW - d->PL, r, t, ta, tb, any = 0;
@@ -31796,6 +32074,10 @@ static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
             if (d->SW == 1)
                 pfvm__nn_max_s1(yr + ia, xr, nkh, rs, d->KW, d->DW, ib - ia);
 #ifdef PFVM_DISPATCH_CLONES
+#ifdef PFVM_AVX512_KERNELS
+            else if (d->SW == 2 && pfvm__have_avx512())
+                pfvm__nn_max_s2_avx512(yr + ia, xr, nkh, rs, d->KW, d->DW, ib - ia);
+#endif
             else if (d->SW == 2 && pfvm__nn_have_avx2())
                 pfvm__nn_max_s2_avx2(yr + ia, xr, nkh, rs, d->KW, d->DW, ib - ia);
 #endif

@@ -1051,6 +1051,108 @@ static void test_rerun(void)
     pfvm_model_free(b.m);
 }
 
+/* ---- Gemm's weights packed at bind (batch 1) ----------------------------------------- */
+
+/* Gemm(A [m, k], B [n, k] constant, transB 1, C [n] constant) with odd n and
+ * k, m 1 and 2, alpha and beta not 1: on x86 with AVX-512 the prepare hook
+ * packs B in panels of 16 columns (the last one partial) and the kernel
+ * reads them; every path gives the matrix-vector product's bits: each
+ * column's products summed in order from zero, each rounded apart, then
+ * C = beta * C + alpha * sum. */
+static pfvm_value *tb_weights(tb *b, int rank, const int64_t *dims, unsigned *seed, const float **data)
+{
+    char name[32];
+    pfvm_value *v;
+    pfvm_tensor *t;
+    int64_t i, numel;
+    snprintf(name, sizeof name, "w%d", b->k++);
+    v = pfvm_graph_value(b->g, name, &b->st);
+    t = pfvm_model_tensor(b->m, PFVM_FLOAT, rank, dims, NULL, &b->st);
+    numel = pfvm_tensor_numel(t);
+    for (i = 0; i < numel; i++)
+        ((float *)t->data)[i] = frand(seed, -2.0f, 2.0f) * (float)(1 << (i % 7));
+    pfvm_graph_add_init(b->g, v, t, &b->st);
+    *data = (const float *)t->data;
+    return v;
+}
+
+/* A parallel-for that runs the parts one after the other (the split is what is tested). */
+static void serial_for(void *user, int n, pfvm_task_fn fn, void *ctx)
+{
+    int i;
+    (void)user;
+    for (i = 0; i < n; i++)
+        fn(ctx, i);
+}
+
+static void gemm_packed_case(int64_t m, int64_t n, int64_t k, float alpha, float beta, int threads)
+{
+    tb b;
+    unsigned seed = 99;
+    int64_t bd[2], cd[1], j, p, i, ad[2];
+    pfvm_value *in[3], *y;
+    pfvm_node *node;
+    pfvm_exec *e;
+    pfvm_parallel par;
+    pfvm_tensor *A;
+    const pfvm_tensor *Y;
+    const float *bw, *cw;
+    char adims[48];
+    int bad = 0;
+    tb_init(&b, 13);
+    bd[0] = n, bd[1] = k, cd[0] = n;
+    snprintf(adims, sizeof adims, "%lld,%lld", (long long)m, (long long)k);
+    in[0] = tb_in(&b, "a", PFVM_FLOAT, adims);
+    in[1] = tb_weights(&b, 2, bd, &seed, &bw);
+    in[2] = tb_weights(&b, 1, cd, &seed, &cw);
+    node = tb_node(&b, "Gemm", in, 3, &y);
+    pfvm_node_set_attr_int(node, "transB", 1, &b.st);
+    pfvm_node_set_attr_float(node, "alpha", alpha, &b.st);
+    pfvm_node_set_attr_float(node, "beta", beta, &b.st);
+    tb_out(&b, y);
+    e = pfvm_exec_new(b.m, NULL, &b.st);
+    CHECK_MSG(e != NULL, "gemm packed: %s", b.st.msg);
+    if (!e) {
+        pfvm_model_free(b.m);
+        return;
+    }
+    par.parallel_for = serial_for;
+    par.user = NULL;
+    par.threads = threads;
+    pfvm_exec_set_parallel(e, threads > 1 ? &par : NULL);
+    ad[0] = m, ad[1] = k;
+    A = pfvm_tensor_new(PFVM_FLOAT, 2, ad, &b.st);
+    for (i = 0; i < m * k; i++)
+        ((float *)A->data)[i] = frand(&seed, -1.0f, 1.0f);
+    CHECK_MSG(!pfvm_exec_bind(e, (const pfvm_tensor *const *)&A, 1, &b.st) && !pfvm_exec_run(e, &b.st), "gemm packed: %s",
+              b.st.msg);
+    Y = pfvm_exec_output(e, 0);
+    for (i = 0; Y && i < m; i++)
+        for (j = 0; j < n; j++) {
+            float s = 0.0f, c = beta * cw[j];
+            for (p = 0; p < k; p++) {
+                volatile float prod = ((const float *)A->data)[i * k + p] * bw[j * k + p];
+                s += prod;
+            }
+            c += alpha * s;
+            bad += memcmp(&c, (const float *)Y->data + i * n + j, sizeof c) != 0;
+        }
+    CHECK_MSG(Y && bad == 0, "gemm packed m %lld n %lld k %lld threads %d: %d entries differ", (long long)m, (long long)n,
+              (long long)k, threads, bad);
+    pfvm_tensor_free(A);
+    pfvm_exec_free(e);
+    pfvm_model_free(b.m);
+}
+
+static void test_gemm_packed(void)
+{
+    gemm_packed_case(1, 1000, 1280, 1.0f, 1.0f, 1);
+    gemm_packed_case(1, 1003, 67, 0.75f, -1.25f, 1);
+    gemm_packed_case(2, 517, 131, 1.5f, 0.5f, 1);
+    gemm_packed_case(1, 1003, 67, 0.75f, -1.25f, 2);
+    gemm_packed_case(1, 40, 2000, 1.0f, 1.0f, 1); /* 2.5 panels */
+}
+
 int main(void)
 {
     test_chains();
@@ -1064,5 +1166,6 @@ int main(void)
     test_bytes_avoided();
     test_function_call();
     test_epilogue();
+    test_gemm_packed();
     return CHECK_END();
 }

@@ -1362,6 +1362,71 @@ PFVM__NN_DW16(pfvm__nn_dw16_s1, 1)
 PFVM__NN_DW16(pfvm__nn_dw16_s2, 2)
 #undef PFVM__NN_DW16
 
+/* Two output rows at once, oh and oh + 1, both windows whole (every kernel
+ * row inside the plane, no dilation of rows): each input row of the two
+ * windows (KH + SH of them, top ih0) is loaded once and multiplied into
+ * the sums of the rows whose window holds it, eight sums in flight where
+ * the one-row body keeps four (the chains of additions, not the loads,
+ * limited it: about 4.5 multiply-adds per cycle with the planes in L2).
+ * Each output still takes its bias, then its kernel rows and columns in
+ * order: the same bits. */
+#define PFVM__NN_DW16_ACC(a, w, v) a = _mm512_mask_add_ps(a, in, a, _mm512_mul_ps(_mm512_set1_ps(w), v))
+__attribute__((target("avx512f"), always_inline)) static inline void
+pfvm__nn_dw16_body2(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t ih0, int32_t oh, int32_t o, __mmask16 store,
+                    const __mmask16 *mk, int32_t S)
+{
+    int32_t i, t, kw = d->KW, dw = d->DW, kh = d->KH, sh = d->SH;
+    ptrdiff_t yo = (ptrdiff_t)oh * d->OW + o, off = (ptrdiff_t)ih0 * d->W + (ptrdiff_t)o * S - d->PL;
+    const float *x0 = q->x[0], *x1 = q->x[1], *x2 = q->x[2], *x3 = q->x[3];
+    const float *w0 = q->w[0], *w1 = q->w[1], *w2 = q->w[2], *w3 = q->w[3]; /* (in registers, not reloaded) */
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    __m512 a0 = _mm512_set1_ps(q->b[0]), a1 = _mm512_set1_ps(q->b[1]), a2 = _mm512_set1_ps(q->b[2]),
+           a3 = _mm512_set1_ps(q->b[3]);
+    __m512 c0 = a0, c1 = a1, c2 = a2, c3 = a3; /* row oh + 1 */
+    for (i = 0; i < kh + sh; i++, off += d->W) {
+        const int top = i < kh, low = i >= sh && i - sh < kh; /* kernel row i of oh, i - sh of oh + 1 */
+        const ptrdiff_t wt = (ptrdiff_t)i * kw, wl = (ptrdiff_t)(i - sh) * kw;
+        ptrdiff_t p = off;
+        for (t = 0; t < kw; t++, p += dw) {
+            const __mmask16 *m = mk + 3 * t, in = m[2];
+            __m512 v0 = pfvm__nn_dw16_ld(x0 + p, m, S, ev), v1 = pfvm__nn_dw16_ld(x1 + p, m, S, ev);
+            __m512 v2 = pfvm__nn_dw16_ld(x2 + p, m, S, ev), v3 = pfvm__nn_dw16_ld(x3 + p, m, S, ev);
+            if (top) {
+                PFVM__NN_DW16_ACC(a0, w0[wt + t], v0);
+                PFVM__NN_DW16_ACC(a1, w1[wt + t], v1);
+                PFVM__NN_DW16_ACC(a2, w2[wt + t], v2);
+                PFVM__NN_DW16_ACC(a3, w3[wt + t], v3);
+            }
+            if (low) {
+                PFVM__NN_DW16_ACC(c0, w0[wl + t], v0);
+                PFVM__NN_DW16_ACC(c1, w1[wl + t], v1);
+                PFVM__NN_DW16_ACC(c2, w2[wl + t], v2);
+                PFVM__NN_DW16_ACC(c3, w3[wl + t], v3);
+            }
+        }
+    }
+    _mm512_mask_storeu_ps(q->y[0] + yo, store, pfvm__nn_dw16_clamp(a0, q->cl));
+    _mm512_mask_storeu_ps(q->y[1] + yo, store, pfvm__nn_dw16_clamp(a1, q->cl));
+    _mm512_mask_storeu_ps(q->y[2] + yo, store, pfvm__nn_dw16_clamp(a2, q->cl));
+    _mm512_mask_storeu_ps(q->y[3] + yo, store, pfvm__nn_dw16_clamp(a3, q->cl));
+    yo += d->OW;
+    _mm512_mask_storeu_ps(q->y[0] + yo, store, pfvm__nn_dw16_clamp(c0, q->cl));
+    _mm512_mask_storeu_ps(q->y[1] + yo, store, pfvm__nn_dw16_clamp(c1, q->cl));
+    _mm512_mask_storeu_ps(q->y[2] + yo, store, pfvm__nn_dw16_clamp(c2, q->cl));
+    _mm512_mask_storeu_ps(q->y[3] + yo, store, pfvm__nn_dw16_clamp(c3, q->cl));
+}
+#undef PFVM__NN_DW16_ACC
+
+#define PFVM__NN_DW16X2(name, S)                                                                                    \
+    __attribute__((target("avx512f"))) static void name(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t ih0,   \
+                                                        int32_t oh, int32_t o, __mmask16 store, const __mmask16 *mk) \
+    {                                                                                                               \
+        pfvm__nn_dw16_body2(d, q, ih0, oh, o, store, mk, S);                                                        \
+    }
+PFVM__NN_DW16X2(pfvm__nn_dw16x2_s1, 1)
+PFVM__NN_DW16X2(pfvm__nn_dw16x2_s2, 2)
+#undef PFVM__NN_DW16X2
+
 /* Four planes row by row in blocks of 16 columns. Returns 0, computing
  * nothing, past PFVM__NN_DW_KWV kernel columns, PFVM__NN_DW16_NB blocks
  * or strides other than 1 and 2. */
@@ -1371,6 +1436,8 @@ static int pfvm__nn_dw_planes4_avx512(const pfvm__nn_2d *d, const pfvm__nn_dw4 *
     int32_t at[PFVM__NN_DW16_NB], nb = 0, o, oh;
     void (*fn)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, int32_t, int32_t, __mmask16,
                const __mmask16 *) = d->SW == 1 ? pfvm__nn_dw16_s1 : pfvm__nn_dw16_s2;
+    void (*fn2)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, __mmask16, const __mmask16 *) =
+        d->SW == 1 ? pfvm__nn_dw16x2_s1 : pfvm__nn_dw16x2_s2;
     if (d->KW > PFVM__NN_DW_KWV || (d->SW != 1 && d->SW != 2) || d->OW < 1 ||
         (d->OW + 15) / 16 > PFVM__NN_DW16_NB)
         return 0;
@@ -1382,6 +1449,13 @@ static int pfvm__nn_dw_planes4_avx512(const pfvm__nn_2d *d, const pfvm__nn_dw4 *
     }
     for (oh = 0; oh < d->OH; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb;
+        if (oh + 1 < d->OH && d->DH == 1 && ih0 >= 0 && (int64_t)ih0 + d->SH + d->KH <= d->H) {
+            /* rows oh and oh + 1, both windows inside the plane */
+            for (o = 0; o < nb; o++)
+                fn2(d, q, ih0, oh, at[o], store, mk[o]);
+            oh++;
+            continue;
+        }
         pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
         for (o = 0; o < nb; o++)
             fn(d, q, kha, khb, ih0, oh, at[o], store, mk[o]);
@@ -2785,6 +2859,37 @@ __attribute__((target("avx2"))) static void pfvm__nn_max_s2_avx2(float *y, const
 }
 #endif
 
+#ifdef PFVM_AVX512_KERNELS
+/* pfvm__nn_max_s2_avx2 in blocks of 16 outputs (squeezenet's 3x3 stride-2
+ * pools): the even columns of 31 floats from two loads (p[0..15] and
+ * p[15..30]: nothing read past the last column the window needs) and one
+ * permute, half the shuffles per output of the AVX2 loop; the same
+ * comparisons in the same order (max(p, acc): p > acc ? p : acc). */
+__attribute__((target("avx512f"))) static void pfvm__nn_max_s2_avx512(float *y, const float *x, int32_t nkh, int32_t rs,
+                                                                    int32_t kw, int32_t dw, int32_t n)
+{
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+    int32_t o = 0, r, t;
+    if (n < 16) {
+        pfvm__nn_max_s2_avx2(y, x, nkh, rs, kw, dw, n);
+        return;
+    }
+    for (;;) {
+        __m512 acc = _mm512_setzero_ps();
+        for (r = 0; r < nkh; r++)
+            for (t = 0; t < kw; t++) {
+                const float *p = x + r * rs + t * dw + 2 * o;
+                __m512 e = _mm512_permutex2var_ps(_mm512_loadu_ps(p), ev, _mm512_loadu_ps(p + 15));
+                acc = r || t ? _mm512_max_ps(e, acc) : e;
+            }
+        _mm512_storeu_ps(y + o, acc);
+        if (o + 16 == n)
+            return;
+        o = o + 32 <= n ? o + 16 : n - 16;
+    }
+}
+#endif
+
 static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha, int32_t khb, int32_t ih0, int32_t ow)
 {
     int32_t iw0 = ow * d->SW - d->PL, r, t, ta, tb, any = 0;
@@ -2850,6 +2955,10 @@ static void pfvm__nn_max_plane(const pfvm__nn_2d *d, const float *x, float *y)
             if (d->SW == 1)
                 pfvm__nn_max_s1(yr + ia, xr, nkh, rs, d->KW, d->DW, ib - ia);
 #ifdef PFVM_DISPATCH_CLONES
+#ifdef PFVM_AVX512_KERNELS
+            else if (d->SW == 2 && pfvm__have_avx512())
+                pfvm__nn_max_s2_avx512(yr + ia, xr, nkh, rs, d->KW, d->DW, ib - ia);
+#endif
             else if (d->SW == 2 && pfvm__nn_have_avx2())
                 pfvm__nn_max_s2_avx2(yr + ia, xr, nkh, rs, d->KW, d->DW, ib - ia);
 #endif
