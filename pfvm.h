@@ -11387,12 +11387,33 @@ typedef struct pfvm__acl_waves {
     /* or NULL: after the last chunk's bodies, before the stores (the wave's
      * n tiles; an inverted residual chain's reduction of its parts) */
     pfvm_code (*finish)(pfvm_accel_ctx *c, const pfvm__acl_tile *tw, int64_t n, void *user);
+    /* or NULL: the stores lag one wave, so that they cross the links while
+     * the next wave computes: wave w's tile i stores in pass i % nchunks of
+     * wave w + 1 (the last wave's in a phase of their own after it), the
+     * output tiles in two buffers by wave parity: flip(user, parity)
+     * selects the one the body writes and the store reads */
+    void (*flip)(void *user, int parity);
     int64_t nchunks;
     void *user;
 } pfvm__acl_waves;
 
+/* The lagging stores (pfvm__acl_waves.flip) of the previous wave's tiles
+ * pt[0..pn) (written into buffer parity) due in pass j of nch. */
+static pfvm_code pfvm__acl_wave_lag(pfvm_accel_ctx *c, const pfvm__acl_waves *w, const pfvm__acl_tile *pt, int64_t pn,
+                                    int parity, int64_t j, int64_t nch)
+{
+    int64_t i;
+    pfvm_code rc = PFVM_OK;
+    w->flip(w->user, parity);
+    for (i = j; i < pn && rc == PFVM_OK; i += nch)
+        rc = w->store(c, &pt[i], pfvm__acl_pe(c, pn, i), w->user);
+    w->flip(w->user, !parity);
+    return rc;
+}
+
 static pfvm_code pfvm__acl_wave_pass(pfvm_accel_ctx *c, const pfvm__acl_waves *w, pfvm__acl_q *q,
-                                     const pfvm__acl_tile *tw, int64_t n, int64_t j)
+                                     const pfvm__acl_tile *tw, int64_t n, int64_t j, const pfvm__acl_tile *pt,
+                                     int64_t pn, int parity)
 {
     static const int order[PFVM__ACL_NQ] = {3, 4, 5, 0, 1, 2};
     int64_t i;
@@ -11407,11 +11428,13 @@ static pfvm_code pfvm__acl_wave_pass(pfvm_accel_ctx *c, const pfvm__acl_waves *w
     for (k = 0; k < PFVM__ACL_NQ; k++)
         if ((rc = pfvm__acl_flush(c, &q[order[k]])) != PFVM_OK)
             return rc;
+    if (pn && (rc = pfvm__acl_wave_lag(c, w, pt, pn, !parity, j, nch)) != PFVM_OK)
+        return rc;
     if (w->body && (rc = pfvm__acl_classes(c, tw, n, w->body, w->user)) != PFVM_OK)
         return rc;
     if (j == nch - 1 && w->finish && (rc = w->finish(c, tw, n, w->user)) != PFVM_OK)
         return rc;
-    for (i = 0; j == nch - 1 && i < n; i++)
+    for (i = 0; j == nch - 1 && !w->flip && i < n; i++)
         if ((rc = w->store(c, &tw[i], pfvm__acl_pe(c, n, i), w->user)) != PFVM_OK)
             return rc;
     return c->emit(c, "barrier");
@@ -11420,14 +11443,23 @@ static pfvm_code pfvm__acl_wave_pass(pfvm_accel_ctx *c, const pfvm__acl_waves *w
 static pfvm_code pfvm__acl_run_waves(pfvm_accel_ctx *c, const pfvm__acl_tile *tiles, const pfvm__acl_waves *w)
 {
     pfvm__acl_q q[PFVM__ACL_NQ];
-    int64_t count = (int64_t)stbds_arrlen(tiles), wave, j;
-    int k;
+    int64_t count = (int64_t)stbds_arrlen(tiles), wave, j, pn = 0;
+    int k, parity = 0;
     pfvm_code rc = PFVM_OK;
     memset(q, 0, sizeof q);
     for (wave = 0; wave < count && rc == PFVM_OK; wave += c->pes) {
         int64_t n = count - wave < c->pes ? count - wave : c->pes;
+        if (w->flip)
+            w->flip(w->user, parity);
         for (j = 0; j < (w->nchunks > 1 ? w->nchunks : 1) && rc == PFVM_OK; j++)
-            rc = pfvm__acl_wave_pass(c, w, q, tiles + wave, n, j);
+            rc = pfvm__acl_wave_pass(c, w, q, tiles + wave, n, j, pn ? tiles + wave - pn : NULL, pn, parity);
+        if (w->flip)
+            pn = n, parity = !parity;
+    }
+    if (rc == PFVM_OK && pn) { /* the last wave's lagging stores */
+        if ((rc = pfvm__acl_wave_lag(c, w, tiles + count - pn, pn, !parity, 0, 1)) == PFVM_OK)
+            rc = c->emit(c, "barrier");
+        w->flip(w->user, 0);
     }
     for (k = 0; k < PFVM__ACL_NQ; k++) {
         stbds_arrfree(q[k].loads);
@@ -11510,6 +11542,11 @@ typedef struct pfvm__acl_conv_plan {
     /* strided im2col: the box's columns first split by their index modulo
      * the stride (pfvm__acl_conv_deint), at ph */
     int64_t simd, ph;
+    /* lag: the stores lag one wave (pfvm__acl_waves.flip), the output tile
+     * in two buffers (obuf; a Conv + MaxPool's pool output); j, nch: the
+     * step and the steps (the residual box loads on step pe % nch) */
+    int lag;
+    int64_t obuf[2], j, nch;
 } pfvm__acl_conv_plan;
 
 /* Whether the im2col of a tile of th x tw outputs first splits the box's
@@ -11572,7 +11609,8 @@ static void pfvm__acl_conv_distinct(int64_t m, int64_t nb, int64_t nhw, int x_ma
  * its busiest link (the first instance under each link stands for all)
  * or its PE's compute; the last step also stores the outputs. */
 static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_plan *p, int64_t m, int64_t oct,
-                                  int64_t th, int64_t tw, int64_t icc, int x_major, int64_t nb, int64_t nhw)
+                                  int64_t th, int64_t tw, int64_t icc, int x_major, int64_t nb, int64_t nhw,
+                                  int64_t prev)
 {
     int64_t bh = (th - 1) * p->w.s[0] + (p->w.k[0] - 1) * p->w.d[0] + 1;
     int64_t bw = (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
@@ -11607,13 +11645,20 @@ static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_
             pfvm__acl_conv_distinct(mk, nb, nhw, x_major, &boxes, &slices);
         else
             boxes = slices = (double)mk;
-        bytes = boxes * box + slices * slice;
+        /* the residual boxes, one per tile, spread over the steps */
+        bytes = boxes * box + slices * slice + (p->res ? (double)mk * out / (double)nchunks : 0);
         ub = (double)mk * out;
         if (bytes / c->link_down[k] > down)
             down = bytes / c->link_down[k];
         if (ub / c->link_up[k] > up)
             up = ub / c->link_up[k];
+        /* the previous wave's lagging stores, spread over the steps */
+        ub = p->lag ? (double)pfvm__acl_first(c, prev, k) * out / (double)nchunks / c->link_up[k] : 0;
+        if (ub > down)
+            down = ub; /* the other direction, but in the same phases */
     }
+    if (p->lag)
+        up = 0; /* this wave's stores lag into the next */
     phase = down > compute ? down : compute;
     first = down > compute + pad ? down : compute + pad;
     if (nchunks == 1) {
@@ -11623,6 +11668,32 @@ static double pfvm__acl_conv_wave(const pfvm_accel_ctx *c, const pfvm__acl_conv_
     last = phase > compute + p->extra ? phase : compute + p->extra;
     last = last > up ? last : up;
     return first + 1 + (double)(nchunks - 2) * (phase + 1) + last + 1;
+}
+
+/* Cycles of all the waves of `tiles` tiles (pfvm__acl_conv_wave); with
+ * lagging stores (p->lag), each wave after the first carries the stores
+ * of the one before, and the last wave's follow in a phase of their own. */
+static double pfvm__acl_conv_waves(const pfvm_accel_ctx *c, const pfvm__acl_conv_plan *p, int64_t tiles, int64_t oct,
+                                   int64_t th, int64_t tw, int64_t icc, int x_major, int64_t nb, int64_t nhw)
+{
+    int64_t full = tiles / c->pes, rest = tiles % c->pes, last = rest ? rest : c->pes;
+    double cost, tail = 0, out = (double)((p->stored ? p->stored : oct * th * tw) * 4);
+    int k;
+    if (!p->lag) {
+        cost = (double)full * pfvm__acl_conv_wave(c, p, c->pes, oct, th, tw, icc, x_major, nb, nhw, 0);
+        return rest ? cost + pfvm__acl_conv_wave(c, p, rest, oct, th, tw, icc, x_major, nb, nhw, 0) : cost;
+    }
+    cost = pfvm__acl_conv_wave(c, p, c->pes, oct, th, tw, icc, x_major, nb, nhw, 0);
+    if (full > 1)
+        cost += (double)(full - 1) * pfvm__acl_conv_wave(c, p, c->pes, oct, th, tw, icc, x_major, nb, nhw, c->pes);
+    if (rest)
+        cost += pfvm__acl_conv_wave(c, p, rest, oct, th, tw, icc, x_major, nb, nhw, c->pes);
+    for (k = 0; k < c->nlinks; k++) {
+        double u = (double)pfvm__acl_first(c, last, k) * out / c->link_up[k];
+        if (u > tail)
+            tail = u;
+    }
+    return cost + ceil(tail) + 1;
 }
 
 /* The tile a Conv search candidate stands for: given the extents the
@@ -11638,9 +11709,11 @@ typedef int64_t (*pfvm__acl_conv_fit_fn)(const pfvm_accel_ctx *c, pfvm__acl_conv
 static int64_t pfvm__acl_conv_fit(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *p, int64_t oct, int64_t oh, int64_t ow,
                                   int64_t icc, int64_t *th, int64_t *tw, void *user)
 {
+    int64_t cols = p->rows ? (ow - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1 : ow;
     (void)c, (void)user;
     *th = oh, *tw = ow;
-    return pfvm__acl_conv_bytes(p, oct, oh, ow, icc);
+    /* lagging stores: a second output buffer */
+    return pfvm__acl_conv_bytes(p, oct, oh, ow, icc) + (p->lag ? pfvm__acl_al(oct * oh * cols * 4) : 0);
 }
 
 /* Chooses the tile (output channels, rows, columns, input channels per
@@ -11656,17 +11729,18 @@ static double pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan
 {
     int64_t oct, oh, ow, icc, th, tw;
     double best = -1;
-    int order, rows, can_rows = p->rows, best_rows = 0;
+    int order, rows, can_rows = p->rows, best_rows = 0, lag, best_lag = 0;
+    for (lag = 0; lag <= 1; lag++)
     for (rows = 0; rows <= can_rows; rows++)
     for (oct = p->OCg;; oct = (oct + 1) / 2) {
-        p->rows = rows;
+        p->rows = rows, p->lag = lag;
         for (oh = dims[3];; oh = (oh + 1) / 2) {
             for (ow = dims[4];; ow = (ow + 1) / 2) {
                 for (icc = p->Cg;; icc = (icc + 1) / 2) {
                     if (fit(c, p, oct, oh, ow, icc, &th, &tw, user) <= c->pe_mem) {
                         int64_t nb = (dims[2] + oct - 1) / oct;
                         int64_t nhw = ((dims[3] + oh - 1) / oh) * ((dims[4] + ow - 1) / ow);
-                        int64_t tiles = dims[0] * dims[1] * nb * nhw, full = tiles / c->pes, rest = tiles % c->pes;
+                        int64_t tiles = dims[0] * dims[1] * nb * nhw;
                         for (order = 0; order < 3; order++) {
                             /* order 2: the output channels outside the
                              * batch, which then counts as spatial tiles */
@@ -11674,9 +11748,9 @@ static double pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan
                             double cost;
                             if (order == 2 && dims[0] == 1)
                                 continue; /* order 0 */
-                            cost = (double)full * pfvm__acl_conv_wave(c, p, c->pes, oct, th, tw, icc, order == 1, nb, sp);
-                            if (rest)
-                                cost += pfvm__acl_conv_wave(c, p, rest, oct, th, tw, icc, order == 1, nb, sp);
+                            if (lag && tiles <= c->pes)
+                                break; /* lagging stores: only behind a full wave */
+                            cost = pfvm__acl_conv_waves(c, p, tiles, oct, th, tw, icc, order == 1, nb, sp);
                             /* the rows plan's estimate is the rougher (its
                              * dropped columns, a load per tap): it must win
                              * clearly */
@@ -11688,7 +11762,7 @@ static double pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan
                                 if (out)
                                     out[0] = oh, out[1] = ow;
                                 *x_major = order;
-                                best_rows = rows;
+                                best_rows = rows, best_lag = lag;
                             }
                         }
                         break; /* fewer input channels per step only cost more */
@@ -11705,7 +11779,7 @@ static double pfvm__acl_conv_search(const pfvm_accel_ctx *c, pfvm__acl_conv_plan
         if (oct == 1)
             break;
     }
-    p->rows = best_rows;
+    p->rows = best_rows, p->lag = best_lag;
     p->cost = best;
     return best;
 }
@@ -11857,6 +11931,14 @@ static void pfvm__acl_conv_chunk(void *user, int64_t j, int64_t nchunks)
     p->icn = p->Cg - p->ic0 < p->icc ? p->Cg - p->ic0 : p->icc;
     p->first = j == 0;
     p->last = j == nchunks - 1;
+    p->j = j, p->nch = nchunks;
+}
+
+/* Selects the output buffer of wave parity `parity` (lagging stores). */
+static void pfvm__acl_conv_flip(void *user, int parity)
+{
+    pfvm__acl_conv_plan *p = (pfvm__acl_conv_plan *)user;
+    p->out = p->obuf[parity != 0];
 }
 
 /* The residual operand's box of tile t (pfvm_accel_ctx.res) at rb, laid
@@ -11906,7 +11988,8 @@ static pfvm_code pfvm__acl_conv_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
         return rc;
     if (p->first && b && (rc = pfvm__acl_load(c, &q[2], pe, p->bb, b->dram + oc * 4, 1, 1, t->e[2], 0, 0, 0, 0)) != PFVM_OK)
         return rc;
-    return p->last && p->res ? pfvm__acl_conv_load_res(c, q, p, t, pe) : PFVM_OK;
+    /* the residual boxes spread over the steps, the links' load with them */
+    return p->res && pe % p->nch == p->j ? pfvm__acl_conv_load_res(c, q, p, t, pe) : PFVM_OK;
 }
 
 static pfvm_code pfvm__acl_conv_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user)
@@ -12614,7 +12697,9 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
         p.wb = top, top += pfvm__acl_al(p.oct * p.icc * p.kk * 4);
         p.col = top, top += p.direct || p.rows ? 0 : pfvm__acl_al(p.icc * p.kk * p.th * p.tw * 4);
         p.ph = top, top += pfvm__acl_conv_ph_bytes(&p, p.th, p.tw, p.icc);
-        p.out = top, top += pfvm__acl_al(p.oct * p.th * (p.rows ? bw : p.tw) * 4);
+        p.out = p.obuf[0] = p.obuf[1] = top, top += pfvm__acl_al(p.oct * p.th * (p.rows ? bw : p.tw) * 4);
+        if (p.lag) /* the second output buffer of lagging stores */
+            p.obuf[1] = top, top += pfvm__acl_al(p.oct * p.th * (p.rows ? bw : p.tw) * 4);
         p.bb = top;
         top += pfvm__acl_al(p.oct * 4);
         p.rb = top;
@@ -12625,6 +12710,7 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
     memset(&wv, 0, sizeof wv);
     wv.load = pfvm__acl_conv_load, wv.body = pfvm__acl_conv_body, wv.store = pfvm__acl_conv_store;
     wv.chunk = pfvm__acl_conv_chunk, wv.nchunks = (p.Cg + p.icc - 1) / p.icc, wv.user = &p;
+    wv.flip = p.lag ? pfvm__acl_conv_flip : NULL;
     rc = pfvm__acl_run_waves(c, tiles, &wv);
 done:
     stbds_arrfree(tiles);
@@ -12868,6 +12954,13 @@ static pfvm_code pfvm__acl_cp_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, 
                            p->pl.out, t->e[2], t->e[3], t->e[4], oh * ow, ow, t->e[3] * t->e[4], t->e[4]);
 }
 
+/* Selects the pool output buffer of wave parity `parity` (lagging stores). */
+static void pfvm__acl_cp_flip(void *user, int parity)
+{
+    pfvm__acl_cp_plan *p = (pfvm__acl_cp_plan *)user;
+    p->pl.out = p->cv.obuf[parity != 0];
+}
+
 static void pfvm__acl_cp_chunk(void *user, int64_t j, int64_t nchunks)
 {
     pfvm__acl_conv_chunk(&((pfvm__acl_cp_plan *)user)->cv, j, nchunks);
@@ -12898,7 +12991,7 @@ static int64_t pfvm__acl_cp_fit(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *cv
     pfvm__acl_box(&p->pl.w, 1, 0, ow, &w0, tw);
     cv->stored = oct * oh * ow;
     cv->extra = (double)(oct * oh * ow * taps) + (double)oct * ceil((double)(oh * ow * taps) / simd);
-    return pfvm__acl_cp_bytes(p, oct, oh, ow, icc);
+    return pfvm__acl_cp_bytes(p, oct, oh, ow, icc) + (cv->lag ? pfvm__acl_al(oct * oh * ow * 4) : 0);
 }
 
 static pfvm_code pfvm__acl_cp_stream(pfvm_accel_ctx *c)
@@ -12955,7 +13048,9 @@ static pfvm_code pfvm__acl_cp_stream(pfvm_accel_ctx *c)
     p.cv.bb = top, top += pfvm__acl_al(p.cv.oct * 4);
     p.pl.xb = p.cv.out;
     p.pl.col = top, top += pfvm__acl_al(p.th * p.tw * taps * 4);
-    p.pl.out = top, top += pfvm__acl_al(p.cv.oct * p.th * p.tw * 4);
+    p.pl.out = p.cv.obuf[0] = p.cv.obuf[1] = top, top += pfvm__acl_al(p.cv.oct * p.th * p.tw * 4);
+    if (p.cv.lag) /* the second pool output buffer of lagging stores */
+        p.cv.obuf[1] = top, top += pfvm__acl_al(p.cv.oct * p.th * p.tw * 4);
     c->pe_used = top;
     step[0] = 1, step[1] = 1, step[2] = p.cv.oct, step[3] = p.th, step[4] = p.tw;
     if ((rc = pfvm__acl_conv_tiles(c, dims, step, x_major, &tiles)) != PFVM_OK)
@@ -12977,6 +13072,7 @@ static pfvm_code pfvm__acl_cp_stream(pfvm_accel_ctx *c)
     memset(&wv, 0, sizeof wv);
     wv.load = pfvm__acl_cp_load, wv.body = pfvm__acl_cp_body, wv.store = pfvm__acl_cp_store;
     wv.chunk = pfvm__acl_cp_chunk, wv.nchunks = (p.cv.Cg + p.cv.icc - 1) / p.cv.icc, wv.user = &p;
+    wv.flip = p.cv.lag ? pfvm__acl_cp_flip : NULL;
     rc = pfvm__acl_run_waves(c, tiles, &wv);
 done:
     stbds_arrfree(tiles);
