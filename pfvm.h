@@ -12127,8 +12127,9 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
             double slices = c->link_bcast[k] ? (double)(mk < sh ? mk : sh) : (double)mk;
             if (p->noexp && c->link_bcast[k])
                 boxes *= (double)(mk < p->parts ? mk : p->parts);
+            /* the residual box: only each tile's part 0 loads it */
             double bytes = slices * wts + (j == 0 || p->noexp ? boxes * box : 0) +
-                           (j == nch - 1 && p->res ? mk * out : 0);
+                           (j == nch - 1 && p->res ? (double)((mk + p->parts - 1) / p->parts) * out : 0);
             if (bytes / c->link_down[k] > down)
                 down = bytes / c->link_down[k];
             if (j == nch - 1 && mk * out / c->link_up[k] > up)
