@@ -324,19 +324,28 @@ static void check_chain_stem(void)
 
 /* Whether program text prog's `copy` lines reduce in tree rounds: each
  * from a PE to one 1, 2 or 4 before it, all of them of each distance
- * present, every one writing the same PE offset. */
+ * present, every copy of a chain (its sums' size) writing the same PE
+ * offset (its one receive slot). */
 static int copy_tree(const char *prog)
 {
     const char *l = prog;
-    long long dst_off = -1;
-    int seen[5] = {0, 0, 0, 0, 0};
+    long long size[8], off[8];
+    int seen[5] = {0, 0, 0, 0, 0}, nchains = 0, i;
     while ((l = strstr(l, "\ncopy ")) != NULL) {
         long long sp, so, dp, doff, bytes;
         l += 6;
         if (sscanf(l, "%lld %lld %lld %lld %lld", &sp, &so, &dp, &doff, &bytes) != 5 || sp - dp < 1 ||
-            sp - dp > 4 || sp - dp == 3 || (dst_off >= 0 && doff != dst_off))
+            sp - dp > 4 || sp - dp == 3)
             return 0;
-        dst_off = doff;
+        for (i = 0; i < nchains && size[i] != bytes; i++)
+            ;
+        if (i == nchains) {
+            if (nchains == 8)
+                return 0;
+            size[nchains] = bytes, off[nchains++] = doff;
+        } else if (off[i] != doff) {
+            return 0;
+        }
         seen[sp - dp] = 1;
     }
     return seen[1] && seen[2] && seen[4];
