@@ -12033,6 +12033,14 @@ typedef struct pfvm__acl_ir_plan {
     int64_t parts, ep, rounds;
     int first, last, res;
     int noexp;   /* no expansion: the chain starts at the depthwise Conv (mobilenet_v2's first block) */
+    /* stem: the expansion is a Conv with a window (mobilenet_v2's 3x3/2
+     * stem before its first block): the PE loads the raw box of x (Cin
+     * planes of ibh x ibw, at raw; xw composes the two windows) and
+     * im2cols it into xb ([K = Cin * ks][bh * bw]) on the first chunk;
+     * a 1x1 expansion has K = Cin and multiplies the box directly */
+    int stem;
+    pfvm__acl_win sw, xw;
+    int64_t K, ks, raw;
     double cost; /* the cost model's cycles for the chosen tile */
     const pfvm_accel_arg *b_e, *b_d, *b_p;
     pfvm_accel_ctx *dw, *pj;
@@ -12070,6 +12078,13 @@ static int64_t pfvm__acl_ir_bw(const pfvm__acl_ir_plan *p, int64_t tw)
     return (tw - 1) * p->w.s[1] + (p->w.k[1] - 1) * p->w.d[1] + 1;
 }
 
+/* The raw box of x along axis ax behind an expanded box of b positions
+ * (the stem's window; b itself for a 1x1 expansion). */
+static int64_t pfvm__acl_ir_ib(const pfvm__acl_ir_plan *p, int ax, int64_t b)
+{
+    return p->stem ? (b - 1) * p->sw.s[ax] + (p->sw.k[ax] - 1) * p->sw.d[ax] + 1 : b;
+}
+
 /* Elements of the depthwise accumulator per channel: the computed rows at the box's full width. */
 static int64_t pfvm__acl_ir_n(const pfvm__acl_ir_plan *p, int64_t th, int64_t tw)
 {
@@ -12091,22 +12106,24 @@ static int64_t pfvm__acl_ir_zlen(const pfvm__acl_ir_plan *p, int64_t th, int64_t
 /* PE bytes of a tile (and, when lay, its offsets into p). */
 static int64_t pfvm__acl_ir_bytes(pfvm__acl_ir_plan *p, int64_t oct, int64_t th, int64_t tw, int64_t ec, int lay)
 {
-    int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), top = 0, o[13], i;
-    int64_t sz[13];
-    sz[0] = p->noexp ? 0 : p->Cin * bh * bw, sz[1] = p->noexp ? 0 : ec * p->Cin, sz[2] = p->noexp ? 0 : ec;
+    int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), top = 0, o[14], i;
+    int64_t sz[14];
+    sz[0] = p->noexp ? 0 : p->K * bh * bw, sz[1] = p->noexp ? 0 : ec * p->K, sz[2] = p->noexp ? 0 : ec;
     sz[3] = ec * bh * bw + p->slack, sz[4] = ec * p->kk;
     sz[5] = ec, sz[6] = ec * pfvm__acl_ir_n(p, th, tw), sz[7] = oct * ec, sz[8] = oct, sz[9] = oct * th * tw;
     sz[10] = p->res ? oct * th * tw : 0, sz[11] = pfvm__acl_ir_zlen(p, th, tw);
     /* the sums received: one per part left after the tree rounds, or one for the rounds */
     sz[12] = (p->parts >> p->rounds) > 2 ? ((p->parts >> p->rounds) - 1) * oct * th * tw
                                           : p->parts > 1 ? oct * th * tw : 0;
-    for (i = 0; i < 13; i++) {
+    sz[13] = p->stem ? p->Cin * pfvm__acl_ir_ib(p, 0, bh) * pfvm__acl_ir_ib(p, 1, bw) : 0;
+    for (i = 0; i < 14; i++) {
         o[i] = top;
         top += pfvm__acl_al(sz[i] * 4);
     }
     if (lay) {
         p->xb = o[0], p->we = o[1], p->be = o[2], p->ex = o[3], p->wd = o[4], p->bd = o[5], p->acc = o[6];
         p->wp = o[7], p->bp = o[8], p->out = o[9], p->rb = o[10], p->zb = o[11], p->rx = o[12];
+        p->raw = o[13];
     }
     return top;
 }
@@ -12170,10 +12187,13 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
 {
     int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), simd = c->simd > 0 ? c->simd : 1;
     int64_t nch = (p->ep + ec - 1) / ec, j, sh = noc * p->parts;
-    double box = (double)((p->noexp ? ec : p->Cin) * bh * bw * 4), out = (double)(oct * th * tw * 4);
-    double wts = (double)(ec * ((p->noexp ? 0 : p->Cin + 1) + p->kk + 1) + oct * ec) * 4, compute, total = 0;
+    double box = (double)((p->noexp ? ec : p->Cin) * pfvm__acl_ir_ib(p, 0, bh) * pfvm__acl_ir_ib(p, 1, bw) * 4);
+    double out = (double)(oct * th * tw * 4);
+    double wts = (double)(ec * ((p->noexp ? 0 : p->K + 1) + p->kk + 1) + oct * ec) * 4, compute, total = 0;
+    /* the stem's im2col (first chunk): K strided rows per box row, one element per cycle */
+    double col = p->stem ? (double)(p->K * bh) * (double)(p->sw.s[1] > 1 ? bw : (bw + simd - 1) / simd) : 0;
     compute = (p->noexp ? 0
-                        : ceil((double)(ec * bh * bw) * (double)p->Cin / c->macs) +
+                        : ceil((double)(ec * bh * bw) * (double)p->K / c->macs) +
                               2.0 * (double)(ec * bh * bw) / (double)simd) +
               (double)(ec * p->kk) * ceil((double)pfvm__acl_ir_n(p, th, tw) / c->macs) +
               (double)(ec * th) * (double)((tw + simd - 1) / simd) + 2.0 * (double)(ec * th * tw) / (double)simd +
@@ -12190,14 +12210,15 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
             double slices = c->link_bcast[k] ? (double)(mk < sh ? mk : sh) : (double)mk;
             if (p->noexp && c->link_bcast[k])
                 boxes *= (double)(mk < p->parts ? mk : p->parts);
+            /* the residual box: only each tile's part 0 loads it */
             double bytes = slices * wts + (j == 0 || p->noexp ? boxes * box : 0) +
-                           (j == nch - 1 && p->res ? mk * out : 0);
+                           (j == nch - 1 && p->res ? (double)((mk + p->parts - 1) / p->parts) * out : 0);
             if (bytes / c->link_down[k] > down)
                 down = bytes / c->link_down[k];
             if (j == nch - 1 && mk * out / c->link_up[k] > up)
                 up = mk * out / c->link_up[k];
         }
-        phase = down > compute ? down : compute;
+        phase = down > compute + (j ? 0 : col) ? down : compute + (j ? 0 : col);
         total += (p->parts > 1 || phase > up ? phase : up) + 1;
     }
     if (p->parts > 1)
@@ -12311,6 +12332,26 @@ static pfvm_code pfvm__acl_ir_zero(pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p
 
 static pfvm_code pfvm__acl_ir_epilogue(pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p, int64_t oct, int64_t th,
                                        int64_t tw);
+
+/* The stem's im2col: tap (ci, a, b) of the bh x bw expanded positions
+ * gathered from the raw box into row ci * ks + a * kw + b of xb, one
+ * strided `mov` each. */
+static pfvm_code pfvm__acl_ir_im2col(pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p, int64_t bh, int64_t bw)
+{
+    int64_t ibh = pfvm__acl_ir_ib(p, 0, bh), ibw = pfvm__acl_ir_ib(p, 1, bw), ci, a, b, row = 0;
+    pfvm_code rc;
+    for (ci = 0; ci < p->Cin; ci++)
+        for (a = 0; a < p->sw.k[0]; a++)
+            for (b = 0; b < p->sw.k[1]; b++, row++) {
+                int64_t src = p->raw + ((ci * ibh + a * p->sw.d[0]) * ibw + b * p->sw.d[1]) * 4;
+                if ((rc = c->emit(c, "mov %lld %lld %lld %lld %lld 1 %lld %lld", (long long)(p->xb + row * bh * bw * 4),
+                                  (long long)src, (long long)bh, (long long)bw, (long long)bw,
+                                  (long long)(p->sw.s[0] * ibw), (long long)p->sw.s[1])) != PFVM_OK)
+                    return rc;
+            }
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__acl_ir_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
 {
     const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
@@ -12321,8 +12362,9 @@ static pfvm_code pfvm__acl_ir_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, v
         if (p->slack && (rc = c->emit(c, "fill %lld 0 %lld", (long long)(p->ex + p->en * hw * 4),
                                       (long long)p->slack)) != PFVM_OK)
             return rc;
-    } else if ((rc = c->emit(c, "gemm %lld %lld %lld %lld %lld %lld 0", (long long)p->ex, (long long)p->we,
-                             (long long)p->xb, (long long)p->en, (long long)hw, (long long)p->Cin)) != PFVM_OK ||
+    } else if ((p->stem && p->first && (rc = pfvm__acl_ir_im2col(c, p, bh, bw)) != PFVM_OK) ||
+               (rc = c->emit(c, "gemm %lld %lld %lld %lld %lld %lld 0", (long long)p->ex, (long long)p->we,
+                             (long long)p->xb, (long long)p->en, (long long)hw, (long long)p->K)) != PFVM_OK ||
         (p->b_e && (rc = c->emit(c, "row add %lld %lld %lld %lld %lld", (long long)p->ex, (long long)p->ex,
                                  (long long)p->be, (long long)p->en, (long long)hw)) != PFVM_OK) ||
         (c->post && (rc = c->post(c, p->ex, p->en * hw)) != PFVM_OK) ||
@@ -12377,7 +12419,7 @@ static pfvm_code pfvm__acl_ir_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm
 {
     const pfvm__acl_ir_plan *p = (const pfvm__acl_ir_plan *)user;
     int64_t n0 = t->o[0], oc0 = t->o[2], oct = t->e[2], OH = p->w.out[0], OW = p->w.out[1];
-    int64_t src = c->in[0].dram + n0 * p->Cin * p->w.in[0] * p->w.in[1] * 4, e0 = t->o[1] * p->ep + p->e0;
+    int64_t src = c->in[0].dram + n0 * p->Cin * c->in[0].dims[2] * c->in[0].dims[3] * 4, e0 = t->o[1] * p->ep + p->e0;
     int lead = t->o[1] == 0;
     pfvm_code rc;
     if (p->noexp) {
@@ -12387,13 +12429,18 @@ static pfvm_code pfvm__acl_ir_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm
             (rc = pfvm__acl_load_box(c, &q[0], &p->w, pe, p->ex, src, p->en, t->o[3], t->e[3], t->o[4], t->e[4], "0",
                                      0)) != PFVM_OK)
             return rc;
-    } else if (p->first && ((rc = pfvm__acl_load_box(c, &q[3], &p->w, pe, p->xb, 0, p->Cin, t->o[3], t->e[3], t->o[4],
-                                              t->e[4], "0", 1)) != PFVM_OK ||
-                     (rc = pfvm__acl_load_box(c, &q[0], &p->w, pe, p->xb, src, p->Cin, t->o[3], t->e[3], t->o[4],
-                                              t->e[4], "0", 0)) != PFVM_OK))
-        return rc;
-    if ((!p->noexp && (rc = pfvm__acl_load(c, &q[1], pe, p->we, c->in[1].dram + e0 * p->Cin * 4, 1, 1,
-                                           p->en * p->Cin, 0, 0, 0, 0)) != PFVM_OK) ||
+    } else if (p->first) {
+        /* the stem's raw box over x (the composed window), or the 1x1 expansion's box itself */
+        const pfvm__acl_win *xw = p->stem ? &p->xw : &p->w;
+        int64_t at = p->stem ? p->raw : p->xb;
+        if ((rc = pfvm__acl_load_box(c, &q[3], xw, pe, at, 0, p->Cin, t->o[3], t->e[3], t->o[4], t->e[4], "0", 1)) !=
+                PFVM_OK ||
+            (rc = pfvm__acl_load_box(c, &q[0], xw, pe, at, src, p->Cin, t->o[3], t->e[3], t->o[4], t->e[4], "0", 0)) !=
+                PFVM_OK)
+            return rc;
+    }
+    if ((!p->noexp && (rc = pfvm__acl_load(c, &q[1], pe, p->we, c->in[1].dram + e0 * p->K * 4, 1, 1,
+                                           p->en * p->K, 0, 0, 0, 0)) != PFVM_OK) ||
         (rc = pfvm__acl_load(c, &q[1], pe, p->wd, p->dw->in[1].dram + e0 * p->kk * 4, 1, 1, p->en * p->kk, 0, 0, 0,
                              0)) != PFVM_OK ||
         (rc = pfvm__acl_load(c, &q[1], pe, p->wp, p->pj->in[1].dram + (oc0 * p->E + e0) * 4, 1, oct, p->en, 0,
@@ -12520,7 +12567,13 @@ static pfvm_code pfvm__acl_ir_stream(pfvm_accel_ctx *c)
     if (c->in[0].rank != 4 || c->in[1].rank != 4 || c->out[0].rank != 4)
         return PFVM_ERR_UNSUPPORTED;
     p.N = c->in[0].dims[0], p.Cin = c->in[0].dims[1], p.E = c->out[0].dims[1];
-    if ((!p.noexp && (!pfvm__acl_ir_conv(c, 1, p.E) || !pfvm__acl_ir_pointwise(c, &hw))) ||
+    if (!p.noexp && pfvm__acl_ir_conv(c, 1, p.E) && !pfvm__acl_ir_pointwise(c, &hw)) {
+        /* a stem: the expansion has a window of its own */
+        if (pfvm__acl_window(c, &c->in[0], &c->out[0], c->in[1].dims + 2, &p.sw) != PFVM_OK)
+            return PFVM_ERR_UNSUPPORTED;
+        p.stem = 1;
+    }
+    if ((!p.noexp && (!pfvm__acl_ir_conv(c, 1, p.E) || (!p.stem && !pfvm__acl_ir_pointwise(c, &hw)))) ||
         !pfvm__acl_ir_conv(p.dw, p.E, p.E) ||
         p.pj->in[0].rank != 4 || !pfvm__acl_ir_conv(p.pj, 1, p.pj->out[0].dims[1]) ||
         !pfvm__acl_ir_pointwise(p.pj, &hw) ||
@@ -12528,10 +12581,24 @@ static pfvm_code pfvm__acl_ir_stream(pfvm_accel_ctx *c)
         return PFVM_ERR_UNSUPPORTED;
     p.OC = p.pj->out[0].dims[1];
     p.kk = p.w.k[0] * p.w.k[1];
+    p.ks = p.stem ? p.sw.k[0] * p.sw.k[1] : 1;
+    p.K = p.Cin * p.ks;
+    if (p.stem) {
+        /* the raw box of x behind a tile of the projection's output: the
+         * depthwise's window over the stem's (x's rows and columns) */
+        for (i = 0; i < 2; i++) {
+            p.xw.k[i] = (p.w.k[i] - 1) * p.w.d[i] * p.sw.s[i] + (p.sw.k[i] - 1) * p.sw.d[i] + 1;
+            p.xw.s[i] = p.w.s[i] * p.sw.s[i], p.xw.d[i] = 1;
+            p.xw.pad0[i] = p.w.pad0[i] * p.sw.s[i] + p.sw.pad0[i];
+            p.xw.in[i] = p.sw.in[i], p.xw.out[i] = p.w.out[i];
+            p.xw.pad1[i] = (p.xw.out[i] - 1) * p.xw.s[i] + p.xw.k[i] - p.xw.pad0[i] - p.xw.in[i];
+        }
+    }
     p.slack = (p.w.k[1] - 1) * p.w.d[1];
     p.res = c->res != NULL;
     p.b_e = p.noexp ? NULL : pfvm__acl_bias_arg(c), p.b_d = pfvm__acl_bias_arg(p.dw), p.b_p = pfvm__acl_bias_arg(p.pj);
-    if (!pfvm__acl_ir_search(c, &p) || pfvm__acl_ir_bh(&p, p.th) >= 0x10000 || pfvm__acl_ir_bw(&p, p.tw) >= 0x10000)
+    if (!pfvm__acl_ir_search(c, &p) || pfvm__acl_ir_ib(&p, 0, pfvm__acl_ir_bh(&p, p.th)) >= 0x10000 ||
+        pfvm__acl_ir_ib(&p, 1, pfvm__acl_ir_bw(&p, p.tw)) >= 0x10000)
         return PFVM_ERR_UNSUPPORTED;
     {
         /* the chain recomputes the expansion of the halo and has fewer
