@@ -3243,6 +3243,11 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     p->res = c->res != NULL;
     p->vec = c->vec != NULL && !p->bias;
     p->a = a, p->b = b, p->bv = bias, p->y = y;
+    /* a scaled view's factor (pfvm_acl_view_scale) scales A B: alpha */
+    if (a->vrank > 0 && a->vscale != 0)
+        p->alpha *= a->vscale;
+    if (b->vrank > 0 && b->vscale != 0)
+        p->alpha *= b->vscale;
     if (!pfvm__acl_gemm_search(c, p, step, &n_major))
         return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(p, 1, 1));
     if ((rc = pfvm__acl_gemm_deal(c, p, step, &n_major, &deal_all, &gr)) != PFVM_OK)
@@ -3779,12 +3784,70 @@ int pfvm_acl_view_reader(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
         return 0;
     pfvm__acl_quiet_ctx(&c, &quiet, n, in, n_in, out);
     if (n->op->accel == pfvm_acl_transpose || n->op->accel == pfvm_acl_slice)
-        return i == 0 && pfvm__acl_copy_map(&c, &m) == PFVM_OK;
+        return i == 0 && (in[i].vscale == 0 || in[i].vscale == 1) && pfvm__acl_copy_map(&c, &m) == PFVM_OK;
     /* Gemm and MatMul load A's rows and B's columns through the view
-     * (pfvm__acl_load_view), any block of them */
+     * (pfvm__acl_load_view), any block of them, and apply a scaled view's
+     * factor as alpha */
     if (n->op->accel == pfvm_acl_gemm || n->op->accel == pfvm_acl_matmul)
         return i <= 1 && pfvm__acl_gemm_shapes(&c);
     return 0;
+}
+
+static int64_t pfvm__acl_elems(const pfvm_accel_arg *a);
+
+/* The one line a lowering writes through pfvm__acl_capture_emit (more
+ * than one: n > 1). */
+typedef struct pfvm__acl_capture {
+    char line[256];
+    int n;
+} pfvm__acl_capture;
+
+static pfvm_code pfvm__acl_capture_emit(pfvm_accel_ctx *c, const char *fmt, ...)
+{
+    pfvm__acl_capture *cap = (pfvm__acl_capture *)c->user;
+    va_list ap;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(cap->line, sizeof cap->line, fmt, ap);
+    va_end(ap);
+    cap->n++;
+    return PFVM_OK;
+}
+
+int pfvm_acl_view_scale(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, const pfvm_accel_arg *out, int i,
+                        double *scale)
+{
+    pfvm_accel_ctx c;
+    pfvm_status quiet;
+    pfvm__acl_capture cap;
+    char op[16];
+    long long d, a, cnt;
+    double k;
+    int64_t elems = pfvm__acl_elems(out);
+    /* the lowering asked as an in-place consumer's (its constant input
+     * unplaced, rank -1), on one PE holding the whole input i at byte 0 */
+    if (!n->op || !n->op->accel || n_in != 2 || n->n_inputs != 2 || n->n_outputs != 1 || i < 0 || i > 1 ||
+        in[i].rank < 0 || !n->inputs[1 - i] || !n->inputs[1 - i]->init || elems < 1 ||
+        pfvm__acl_elems(&in[i]) != elems)
+        return 0;
+    pfvm__acl_quiet_ctx(&c, &quiet, n, in, n_in, out);
+    memset(&cap, 0, sizeof cap);
+    c.in[i].off = c.out[0].off = 0;
+    c.in[i].elems = c.out[0].elems = elems;
+    c.in[i].vrank = 0;
+    c.in[1 - i].rank = -1;
+    c.user = &cap;
+    c.emit = pfvm__acl_capture_emit;
+    if (n->op->accel(&c) != PFVM_OK || cap.n != 1 ||
+        sscanf(cap.line, "imm %15s %lld %lld %lf %lld", op, &d, &a, &k, &cnt) != 5 || d != 0 || a != 0 ||
+        cnt != elems || !(k == k) || k == 0)
+        return 0;
+    if (!strcmp(op, "mul"))
+        *scale = k;
+    else if (!strcmp(op, "div"))
+        *scale = 1 / k;
+    else
+        return 0;
+    return 1;
 }
 
 /* Elements of a (static) arg. */
