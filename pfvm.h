@@ -14238,6 +14238,7 @@ typedef struct pfvm__acl_rows {
     int64_t yrow, base_top;
     pfvm_accel_ctx *outer;
     int64_t vec, vec_off; /* pfvm_accel_ctx.vec: the vector's elements (the output's last dim), or 0 */
+    int64_t rt;           /* rows of a full tile: every tile's buffers at its offsets (loads and stores use them) */
 } pfvm__acl_rows;
 
 static int64_t pfvm__acl_rows_scratch(pfvm_accel_ctx *c, int64_t bytes)
@@ -14333,7 +14334,9 @@ static pfvm_code pfvm__acl_rows_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
     pfvm_code rc;
     (void)c;
     pfvm__acl_rows_args(s, t->e[0]);
-    pfvm__acl_rows_layout(s, t->e[0]);
+    /* a smaller tile (the last rows) keeps a full tile's offsets: the
+     * wave's loads and stores are at those */
+    pfvm__acl_rows_layout(s, s->rt);
     s->top = s->base_top;
     if ((rc = s->outer->node->op->accel(&s->r)) != PFVM_OK)
         return rc;
@@ -14462,6 +14465,7 @@ PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
     }
     pfvm__acl_rows_args(&s, rt);
     pfvm__acl_rows_layout(&s, rt);
+    s.rt = rt;
     c->post_done = c->post != NULL;
     c->vec_done = s.vec > 0;
     memset(&w, 0, sizeof w);

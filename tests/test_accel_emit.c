@@ -504,6 +504,20 @@ static void check_strided(void)
                                     sizeof tf / sizeof *tf, NULL));
 }
 
+/* The rows stream's waves with a smaller last tile (fewer rows: another
+ * tile shape) keep a full tile's buffer offsets, at which the wave loads
+ * and stores: the TransformerEncoder on tiny (16 PEs) runs its Softmax in
+ * tiles of 3 rows and one of 1, and simulates to the interpreter's output
+ * (each tile shape placed its output by its own rows before: wrong). */
+static void check_rows_last_tile(void)
+{
+    char *prog = emit_with_views("tests/models/transformer_encoder", "targets/tiny.txt", NULL, 0, NULL);
+    CHECK_MSG(prog && strstr(prog, "row sub 64 0 128 3 5\n") && strstr(prog, "row sub 64 0 128 1 5\n"),
+              "TransformerEncoder on tiny: the Softmax's tiles of 3 and 1 rows not at one output offset");
+    pfvm_accel_free(prog);
+    check_model("tests/models/transformer_encoder", "targets/tiny.txt", 1, 1e-6);
+}
+
 int main(void)
 {
     check_model("tests/models/mlp", "targets/mncore2.txt", 0, 1e-6);
@@ -537,6 +551,7 @@ int main(void)
     check_composed_ln();
     check_deal();
     check_strided();
+    check_rows_last_tile();
     check_chain();
     check_chain_parts();
     check_convpool();
