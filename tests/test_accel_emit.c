@@ -433,7 +433,8 @@ static void check_composed_ln(void)
  * TransformerEncoder's strided copies and split LayerNorms always, its
  * Gemm/MatMul waves where the exact cost of their load lines says so,
  * with their tiles in blocks of the tile grid, one block per group. The
- * copies' tiles reach PEs under other L1Bs than the first of each L2B
+ * copies' tiles and the Softmax's rows (the rows stream's one partial
+ * wave) reach PEs under other L1Bs than the first of each L2B
  * (PE 64: the second L1B of group 0), the out_proj Gemm's blocks give its
  * four groups different rows of A, and the whole program simulates in at
  * most 386 cycles (592 with tiles dealt over the groups only, 434 with
@@ -447,6 +448,10 @@ static void check_deal(void)
     const char *end = tr ? strstr(tr, "barrier") : NULL, *ld = tr ? strstr(tr, "\nload 64 64 ") : NULL;
     long long first = -1, last = -1, root = -1;
     CHECK_MSG(tr && end && ld && ld < end, "Transpose_5's tiles not dealt under the second L1B");
+    /* the rows stream's one partial wave too (the Softmax's 40 rows) */
+    tr = prog ? strstr(prog, "# node /layers.0/self_attn/Softmax ") : NULL;
+    end = tr ? strstr(tr, "barrier") : NULL, ld = tr ? strstr(tr, "\nload 64 64 ") : NULL;
+    CHECK_MSG(tr && end && ld && ld < end, "Softmax's rows not dealt under the second L1B");
     end = gemm ? strstr(gemm, "barrier") : NULL;
     /* the node's first load line is A's first row (the loads are sorted
      * by PE offset, then root byte): to the groups of its block only

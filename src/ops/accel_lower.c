@@ -4257,7 +4257,12 @@ PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
     c->vec_done = s.vec > 0;
     memset(&w, 0, sizeof w);
     w.load = pfvm__acl_rows_load, w.body = pfvm__acl_rows_body, w.store = pfvm__acl_rows_store, w.user = &s;
+    /* one partial wave (the attention's Softmax: a few hundred rows):
+     * its tiles dealt over every level's links, so that no L1B's link
+     * carries the rows of tens of PEs */
+    c->deal_all = (int64_t)stbds_arrlen(tiles) < c->pes;
     rc = pfvm__acl_run_waves(c, tiles, &w);
+    c->deal_all = 0;
     stbds_arrfree(tiles);
     return rc;
 }
