@@ -1350,6 +1350,10 @@ typedef struct pfvm_accel_arg {
      * digits of f in vdims (any reshape keeps f); 0: row-major at dram */
     int vrank;
     int64_t vdims[PFVM_MAX_RANK], vstr[PFVM_MAX_RANK];
+    /* streamed, with vrank > 0: the view's elements are scaled by vscale
+     * (0 or 1: not scaled), a constant factor its reader applies
+     * (pfvm_acl_view_scale: the queries' Div before the attention MatMul) */
+    double vscale;
 } pfvm_accel_arg;
 #define PFVM_ACCEL_MAX_ARGS 8
 typedef struct pfvm_accel_ctx pfvm_accel_ctx;
@@ -2882,6 +2886,14 @@ PFVM_INTERNAL int pfvm_acl_view_of(const pfvm_node *n, const pfvm_accel_arg *in,
  * src/ops/accel_lower.c). */
 PFVM_INTERNAL int pfvm_acl_view_reader(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
                                        const pfvm_accel_arg *out, int i);
+/* Whether node n's output is its input i times a constant scalar (its
+ * other input), by n's own accel lowering (one `imm mul` or `imm div` by
+ * the constant: x * c, c * x, x / c): then *scale is the factor and, when
+ * input i is a strided view, n's output is that view scaled, read by a
+ * reader that applies the factor (pfvm_acl_view_reader with
+ * in[i].vscale: Gemm's and MatMul's alpha; src/ops/accel_lower.c). */
+PFVM_INTERNAL int pfvm_acl_view_scale(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
+                                      const pfvm_accel_arg *out, int i, double *scale);
 /* The streamed plan's lowering of a row-wise node (element-wise, broadcast
  * or reduction operator over the last axis: its inputs of the output's
  * leading dims or small vectors along the last axis) by its own resident
@@ -13607,6 +13619,11 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     p->res = c->res != NULL;
     p->vec = c->vec != NULL && !p->bias;
     p->a = a, p->b = b, p->bv = bias, p->y = y;
+    /* a scaled view's factor (pfvm_acl_view_scale) scales A B: alpha */
+    if (a->vrank > 0 && a->vscale != 0)
+        p->alpha *= a->vscale;
+    if (b->vrank > 0 && b->vscale != 0)
+        p->alpha *= b->vscale;
     if (!pfvm__acl_gemm_search(c, p, step, &n_major))
         return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(p, 1, 1));
     if ((rc = pfvm__acl_gemm_deal(c, p, step, &n_major, &deal_all, &gr)) != PFVM_OK)
@@ -14143,12 +14160,70 @@ int pfvm_acl_view_reader(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
         return 0;
     pfvm__acl_quiet_ctx(&c, &quiet, n, in, n_in, out);
     if (n->op->accel == pfvm_acl_transpose || n->op->accel == pfvm_acl_slice)
-        return i == 0 && pfvm__acl_copy_map(&c, &m) == PFVM_OK;
+        return i == 0 && (in[i].vscale == 0 || in[i].vscale == 1) && pfvm__acl_copy_map(&c, &m) == PFVM_OK;
     /* Gemm and MatMul load A's rows and B's columns through the view
-     * (pfvm__acl_load_view), any block of them */
+     * (pfvm__acl_load_view), any block of them, and apply a scaled view's
+     * factor as alpha */
     if (n->op->accel == pfvm_acl_gemm || n->op->accel == pfvm_acl_matmul)
         return i <= 1 && pfvm__acl_gemm_shapes(&c);
     return 0;
+}
+
+static int64_t pfvm__acl_elems(const pfvm_accel_arg *a);
+
+/* The one line a lowering writes through pfvm__acl_capture_emit (more
+ * than one: n > 1). */
+typedef struct pfvm__acl_capture {
+    char line[256];
+    int n;
+} pfvm__acl_capture;
+
+static pfvm_code pfvm__acl_capture_emit(pfvm_accel_ctx *c, const char *fmt, ...)
+{
+    pfvm__acl_capture *cap = (pfvm__acl_capture *)c->user;
+    va_list ap;
+    va_start(ap, fmt);
+    pfvm__vsnprintf(cap->line, sizeof cap->line, fmt, ap);
+    va_end(ap);
+    cap->n++;
+    return PFVM_OK;
+}
+
+int pfvm_acl_view_scale(const pfvm_node *n, const pfvm_accel_arg *in, int n_in, const pfvm_accel_arg *out, int i,
+                        double *scale)
+{
+    pfvm_accel_ctx c;
+    pfvm_status quiet;
+    pfvm__acl_capture cap;
+    char op[16];
+    long long d, a, cnt;
+    double k;
+    int64_t elems = pfvm__acl_elems(out);
+    /* the lowering asked as an in-place consumer's (its constant input
+     * unplaced, rank -1), on one PE holding the whole input i at byte 0 */
+    if (!n->op || !n->op->accel || n_in != 2 || n->n_inputs != 2 || n->n_outputs != 1 || i < 0 || i > 1 ||
+        in[i].rank < 0 || !n->inputs[1 - i] || !n->inputs[1 - i]->init || elems < 1 ||
+        pfvm__acl_elems(&in[i]) != elems)
+        return 0;
+    pfvm__acl_quiet_ctx(&c, &quiet, n, in, n_in, out);
+    memset(&cap, 0, sizeof cap);
+    c.in[i].off = c.out[0].off = 0;
+    c.in[i].elems = c.out[0].elems = elems;
+    c.in[i].vrank = 0;
+    c.in[1 - i].rank = -1;
+    c.user = &cap;
+    c.emit = pfvm__acl_capture_emit;
+    if (n->op->accel(&c) != PFVM_OK || cap.n != 1 ||
+        sscanf(cap.line, "imm %15s %lld %lld %lf %lld", op, &d, &a, &k, &cnt) != 5 || d != 0 || a != 0 ||
+        cnt != elems || !(k == k) || k == 0)
+        return 0;
+    if (!strcmp(op, "mul"))
+        *scale = k;
+    else if (!strcmp(op, "div"))
+        *scale = 1 / k;
+    else
+        return 0;
+    return 1;
 }
 
 /* Elements of a (static) arg. */
@@ -14326,6 +14401,7 @@ typedef struct pfvm__acl_rows {
     int64_t yrow, base_top;
     pfvm_accel_ctx *outer;
     int64_t vec, vec_off; /* pfvm_accel_ctx.vec: the vector's elements (the output's last dim), or 0 */
+    int64_t rt;           /* rows of a full tile: every tile's buffers at its offsets (loads and stores use them) */
 } pfvm__acl_rows;
 
 static int64_t pfvm__acl_rows_scratch(pfvm_accel_ctx *c, int64_t bytes)
@@ -14421,7 +14497,9 @@ static pfvm_code pfvm__acl_rows_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
     pfvm_code rc;
     (void)c;
     pfvm__acl_rows_args(s, t->e[0]);
-    pfvm__acl_rows_layout(s, t->e[0]);
+    /* a smaller tile (the last rows) keeps a full tile's offsets: the
+     * wave's loads and stores are at those */
+    pfvm__acl_rows_layout(s, s->rt);
     s->top = s->base_top;
     if ((rc = s->outer->node->op->accel(&s->r)) != PFVM_OK)
         return rc;
@@ -14550,11 +14628,17 @@ PFVM_INTERNAL pfvm_code pfvm_acl_stream_rows(pfvm_accel_ctx *c)
     }
     pfvm__acl_rows_args(&s, rt);
     pfvm__acl_rows_layout(&s, rt);
+    s.rt = rt;
     c->post_done = c->post != NULL;
     c->vec_done = s.vec > 0;
     memset(&w, 0, sizeof w);
     w.load = pfvm__acl_rows_load, w.body = pfvm__acl_rows_body, w.store = pfvm__acl_rows_store, w.user = &s;
+    /* one partial wave (the attention's Softmax: a few hundred rows):
+     * its tiles dealt over every level's links, so that no L1B's link
+     * carries the rows of tens of PEs */
+    c->deal_all = (int64_t)stbds_arrlen(tiles) < c->pes;
     rc = pfvm__acl_run_waves(c, tiles, &w);
+    c->deal_all = 0;
     stbds_arrfree(tiles);
     return rc;
 }

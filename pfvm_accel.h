@@ -445,6 +445,7 @@ typedef struct accel_em_place {
      * read only by its readers' maps: pfvm_accel_arg's vrank, vdims, vstr */
     int vrank;
     int64_t vdims[PFVM_MAX_RANK], vstr[PFVM_MAX_RANK];
+    double vscale; /* pfvm_accel_arg's: the view scaled (pfvm_acl_view_scale) */
     char layout[256];
 } accel_em_place;
 
@@ -1527,6 +1528,7 @@ static pfvm_code accel_em_stream_args(accel_em_emitter *e, const pfvm_node *n, p
         c->in[i].vrank = p->vrank;
         memcpy(c->in[i].vdims, p->vdims, sizeof p->vdims);
         memcpy(c->in[i].vstr, p->vstr, sizeof p->vstr);
+        c->in[i].vscale = p->vscale;
     }
     for (i = 0; i < n->n_outputs; i++) {
         const pfvm_value *v = n->outputs[i];
@@ -1784,26 +1786,17 @@ static int accel_em_part_view(accel_em_emitter *e, const pfvm_node *n)
     return 1;
 }
 
-/* Whether the streamed node n (args c) need not run: its output is a
- * strided view of its input (pfvm_acl_view_of: a Slice or Transpose, of a
- * row-major tensor or of another such view) whose one reader, past
- * reshapes (views keeping the row-major index), reads it through the
- * view's map (pfvm_acl_view_reader: a strided copy, Gemm or MatMul; the
- * TransformerEncoder's Slice -> Reshape -> Transpose of Q, K and V, and
- * the Transposes before its attention MatMuls and out_proj Gemm). Then
- * n's output is placed as that view. */
-static int accel_em_strided_view(accel_em_emitter *e, const pfvm_node *n, const pfvm_accel_ctx *c)
+/* Whether value v, a strided view (its map in view, its scale in
+ * view->vscale), is read through that map by its one reader past
+ * reshapes (views keeping the row-major index) and scalings by a
+ * constant (pfvm_acl_view_scale, each a view too: their factors
+ * multiplied into the reader's input): pfvm_acl_view_reader (a strided
+ * copy, Gemm or MatMul). */
+static int accel_em_view_read(accel_em_emitter *e, const pfvm_value *v, pfvm_accel_arg view)
 {
-    pfvm_accel_arg in[PFVM_ACCEL_MAX_ARGS], out, view;
-    const pfvm_value *v = n->outputs[0];
-    const accel_em_place *x = &e->places[n->inputs[0]->id];
-    accel_em_place *p;
-    int64_t base;
+    pfvm_accel_arg in[PFVM_ACCEL_MAX_ARGS], out;
     int depth, i, j;
-    if (e->naive || n->n_outputs != 1 || !v || c->in[0].rank < 1 || c->out[0].rank < 1 ||
-        !pfvm_acl_view_of(n, c->in, c->n_in, &c->out[0], &view, &base))
-        return 0;
-    for (depth = 0; depth < 4; depth++) {
+    for (depth = 0; depth < 5; depth++) {
         const pfvm_node *r = accel_em_consumer(e->g, v);
         pfvm_status quiet, *keep = e->st;
         int ok = 1;
@@ -1834,25 +1827,87 @@ static int accel_em_strided_view(accel_em_emitter *e, const pfvm_node *n, const 
             v = r->outputs[0]; /* a reshape: the same row-major index */
             continue;
         }
+        {
+            double k;
+            if (pfvm_acl_view_scale(r, in, r->n_inputs, &out, j, &k)) {
+                view.vscale = (view.vscale != 0 ? view.vscale : 1) * k;
+                v = r->outputs[0]; /* x * constant: the same index, scaled */
+                continue;
+            }
+        }
         view.rank = in[j].rank;
         memcpy(view.dims, in[j].dims, sizeof view.dims);
         in[j] = view;
-        if (!pfvm_acl_view_reader(r, in, r->n_inputs, &out, j))
-            return 0;
-        p = &e->places[n->outputs[0]->id];
-        *p = *x;
-        p->last_use = 0;
-        p->activated = 0;
-        p->off = x->off + base * 4;
-        p->elems = accel_em_numel(c->out[0].rank, c->out[0].dims);
-        p->bytes = p->elems * 4;
-        p->vrank = view.vrank;
-        memcpy(p->vdims, view.vdims, sizeof p->vdims);
-        memcpy(p->vstr, view.vstr, sizeof p->vstr);
-        pfvm__snprintf(p->layout, sizeof p->layout, "%s:%lld strided", e->t->levels[0].name, (long long)p->off);
-        return 1;
+        return pfvm_acl_view_reader(r, in, r->n_inputs, &out, j);
     }
     return 0;
+}
+
+/* Whether the streamed node n (args c) need not run: its output is a
+ * strided view of its input (pfvm_acl_view_of: a Slice or Transpose, of a
+ * row-major tensor or of another such view) that its reader reads
+ * through the view's map (accel_em_view_read; the TransformerEncoder's
+ * Slice -> Reshape -> Transpose of Q, K and V, the Transposes before its
+ * attention MatMuls, the queries' through their Div, and before its
+ * out_proj Gemm). Then n's output is placed as that view. */
+static int accel_em_strided_view(accel_em_emitter *e, const pfvm_node *n, const pfvm_accel_ctx *c)
+{
+    pfvm_accel_arg view;
+    const pfvm_value *v = n->outputs[0];
+    const accel_em_place *x = &e->places[n->inputs[0]->id];
+    accel_em_place *p;
+    int64_t base;
+    if (e->naive || n->n_outputs != 1 || !v || c->in[0].rank < 1 || c->out[0].rank < 1 ||
+        !pfvm_acl_view_of(n, c->in, c->n_in, &c->out[0], &view, &base))
+        return 0;
+    view.vscale = 0;
+    if ((x->vrank > 0 && x->vscale != 0 && x->vscale != 1) || !accel_em_view_read(e, v, view))
+        return 0;
+    p = &e->places[n->outputs[0]->id];
+    *p = *x;
+    p->last_use = 0;
+    p->activated = 0;
+    p->off = x->off + base * 4;
+    p->elems = accel_em_numel(c->out[0].rank, c->out[0].dims);
+    p->bytes = p->elems * 4;
+    p->vrank = view.vrank;
+    memcpy(p->vdims, view.vdims, sizeof p->vdims);
+    memcpy(p->vstr, view.vstr, sizeof p->vstr);
+    p->vscale = 0;
+    pfvm__snprintf(p->layout, sizeof p->layout, "%s:%lld strided", e->t->levels[0].name, (long long)p->off);
+    return 1;
+}
+
+/* Whether the streamed node n (args c) need not run: an input is a
+ * strided view and its output that view times a constant
+ * (pfvm_acl_view_scale), read by its reader through the map
+ * (accel_em_view_read, the check that made its input a view). */
+static int accel_em_scaled_view(accel_em_emitter *e, const pfvm_node *n, const pfvm_accel_ctx *c)
+{
+    pfvm_accel_arg view;
+    const accel_em_place *x;
+    accel_em_place *p;
+    double k;
+    int i = c->n_in == 2 && c->in[1].rank >= 0 && c->in[1].vrank > 0;
+    if (e->naive || n->n_outputs != 1 || !n->outputs[0] || n->n_inputs != 2 || !n->inputs[i] ||
+        c->in[i].vrank < 1 || c->out[0].rank < 0 || !pfvm_acl_view_scale(n, c->in, c->n_in, &c->out[0], i, &k))
+        return 0;
+    x = &e->places[n->inputs[i]->id];
+    view = c->out[0];
+    view.vrank = x->vrank;
+    memcpy(view.vdims, x->vdims, sizeof view.vdims);
+    memcpy(view.vstr, x->vstr, sizeof view.vstr);
+    view.vscale = (x->vscale != 0 ? x->vscale : 1) * k;
+    if (!accel_em_view_read(e, n->outputs[0], view))
+        return 0;
+    p = &e->places[n->outputs[0]->id];
+    *p = *x;
+    p->last_use = 0;
+    p->activated = 0;
+    p->vscale = view.vscale;
+    pfvm__snprintf(p->layout, sizeof p->layout, "%s:%lld strided, scaled by %.9g", e->t->levels[0].name,
+                   (long long)p->off, view.vscale);
+    return 1;
 }
 
 /* Whether one of c's inputs is a strided view (only its reader's own
@@ -2105,6 +2160,9 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
                              n->op_type, e->places[n->outputs[0]->id].layout);
     if (accel_em_strided_view(e, n, &c))
         return accel_em_line(e, "# view %s (%s) -> %s (read through its reader's strided map)", n->name, n->op_type,
+                             e->places[n->outputs[0]->id].layout);
+    if (accel_em_scaled_view(e, n, &c))
+        return accel_em_line(e, "# view %s (%s) -> %s (its factor applied by its reader)", n->name, n->op_type,
                              e->places[n->outputs[0]->id].layout);
     f = pfvm_acl_streamed(n->op);
     e->ppart_on = 0;

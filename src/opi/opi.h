@@ -244,6 +244,10 @@ typedef struct pfvm_accel_arg {
      * digits of f in vdims (any reshape keeps f); 0: row-major at dram */
     int vrank;
     int64_t vdims[PFVM_MAX_RANK], vstr[PFVM_MAX_RANK];
+    /* streamed, with vrank > 0: the view's elements are scaled by vscale
+     * (0 or 1: not scaled), a constant factor its reader applies
+     * (pfvm_acl_view_scale: the queries' Div before the attention MatMul) */
+    double vscale;
 } pfvm_accel_arg;
 #define PFVM_ACCEL_MAX_ARGS 8
 typedef struct pfvm_accel_ctx pfvm_accel_ctx;
@@ -416,6 +420,14 @@ PFVM_INTERNAL int pfvm_acl_view_of(const pfvm_node *n, const pfvm_accel_arg *in,
  * src/ops/accel_lower.c). */
 PFVM_INTERNAL int pfvm_acl_view_reader(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
                                        const pfvm_accel_arg *out, int i);
+/* Whether node n's output is its input i times a constant scalar (its
+ * other input), by n's own accel lowering (one `imm mul` or `imm div` by
+ * the constant: x * c, c * x, x / c): then *scale is the factor and, when
+ * input i is a strided view, n's output is that view scaled, read by a
+ * reader that applies the factor (pfvm_acl_view_reader with
+ * in[i].vscale: Gemm's and MatMul's alpha; src/ops/accel_lower.c). */
+PFVM_INTERNAL int pfvm_acl_view_scale(const pfvm_node *n, const pfvm_accel_arg *in, int n_in,
+                                      const pfvm_accel_arg *out, int i, double *scale);
 /* The streamed plan's lowering of a row-wise node (element-wise, broadcast
  * or reduction operator over the last axis: its inputs of the output's
  * leading dims or small vectors along the last axis) by its own resident
