@@ -2300,10 +2300,15 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 
 #ifdef PFVM__LA_CONV_S1
 /* 1 when the stride-1 convolution read in place (pfvm_la_conv_s1) beats
- * the im2col product on this geometry (measured: bench/speed.md, round 13). */
+ * the im2col product on this geometry, as measured (bench/speed.md, round
+ * 13): 3x3 windows on resnet18's planes (56x56 to 7x7) take 5-10% less
+ * CPU time per Conv (28% on a 32-channel 17x17 plane); 1x1 products (whose B the engine
+ * packs by a plain copy) about 3% more on mobilenet_v2, so they stay on
+ * the engine (PFVM__NN_S1_POINTWISE 1 sends them here); windows over 9
+ * taps are not measured (the kernel takes up to 25: test_gemm). */
 static int pfvm__nn_s1_pays(const pfvm__nn_geom *g, const pfvm__nn_2d *d)
 {
-    if (d->SH != 1 || d->SW != 1 || d->OW != d->W || d->KH * d->KW > 25)
+    if (d->SH != 1 || d->SW != 1 || d->OW != d->W || d->KH * d->KW > 9)
         return 0;
 #ifndef PFVM__NN_S1_POINTWISE
 #define PFVM__NN_S1_POINTWISE 0
