@@ -3861,6 +3861,26 @@ PFVM_INTERNAL void pfvm_la_sgemm_epi_mt(pfvm_kctx *k, int64_t m, int64_t n, int6
                                         int64_t as_m, int64_t as_k, const float *apacked, pfvm_la_pack_fn pack, void *user,
                                         float *c, int64_t ldc, float *ws, const pfvm_la_epi *e);
 
+/* A stride-1 convolution whose output is as wide as its input, convolved
+ * with A packed (pfvm_la_pack_a_all) and the input read in place (no
+ * im2col): x holds cin planes of h x w, the window kh x kw with dilation
+ * dh, dw starts pt rows and pl columns before the input (output: oh rows
+ * of w). Computes C (m x oh*w, rows oh*w apart) = the product with the
+ * epilogue e (required), the same bits as the engine's im2col product;
+ * splits over k's threads as pfvm_la_sgemm_epi_mt does. Returns 0 (and
+ * does nothing) where it does not apply: then the caller runs the engine.
+ * AVX-512 hosts only (PFVM__LA_CONV_S1). */
+#if defined(PFVM_AVX512_KERNELS) && !PFVM__LA_SMALL
+#define PFVM__LA_CONV_S1 1
+typedef struct pfvm_la_conv {
+    const float *x;
+    int64_t cin, h, w, oh;
+    int kh, kw, dh, dw, pt, pl;
+} pfvm_la_conv;
+PFVM_INTERNAL int pfvm_la_conv_s1(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t m, const float *apacked, float *c,
+                                  const pfvm_la_epi *e);
+#endif
+
 /* ---- tensor.c: element copies, the strided walk, index checks ---- */
 
 /* A walk over a source tensor in row-major order of the box `dims`: step
@@ -26457,6 +26477,47 @@ __attribute__((target("avx512f"))) static void pfvm__la_kern_avx512_4(int64_t kc
                                                                        int64_t ldb, int64_t b1, float *c, int64_t ldc,
                                                                     float alpha, const float *bias, const float *cl)
 PFVM__LA_BODY(PFVM__LA_ROWS4, 12)
+#ifdef PFVM__LA_CONV_S1
+/* The stride-1 convolution's kernels (pfvm_la_conv_s1): the AVX-512
+ * kernel's tile (12 output channels x 32 output positions, A packed as
+ * for the engine), B's rows read in place from the input instead of a
+ * packed im2col panel: row p of B at the tile's position j is
+ * xb[off[p] + j'] for j' < 32 (one input plane per channel, the tap's
+ * shift folded into off[p]), and the lanes in the padding (or past the
+ * output) are masked to zero by the tap's masks mk[2 * tap[p]], [.. + 1]
+ * (the zeros the im2col would hold: the same products, the same bits).
+ * Masked lanes are never read, so shifts before the plane or past the
+ * tensor touch no memory. */
+#define PFVM__LA_CV_BODY(ROWS, MR)                                          \
+    {                                                                       \
+        const V al = SET1(alpha);                                           \
+        int64_t p;                                                          \
+        PFVM__LA_EPI_DECL                                                   \
+        ROWS(PFVM__LA_DECL)                                                 \
+        for (p = 0; p < kc; p++, ap += MR) {                                \
+            const float *bp = xb + off[p];                                  \
+            const __mmask16 *mm = mk + 2 * tap[p];                          \
+            const V b0 = _mm512_maskz_loadu_ps(mm[0], bp);                  \
+            const V b1v = _mm512_maskz_loadu_ps(mm[1], bp + W);             \
+            ROWS(PFVM__LA_STEP)                                             \
+        }                                                                   \
+        ROWS(PFVM__LA_STORE)                                                \
+    }
+typedef void (*pfvm__la_cv_fn)(int64_t kc, const float *ap, const float *xb, const ptrdiff_t *off,
+                               const unsigned char *tap, const __mmask16 *mk, float *c, int64_t ldc, float alpha,
+                               const float *bias, const float *cl);
+__attribute__((target("avx512f"))) static void pfvm__la_cv_avx512(int64_t kc, const float *ap, const float *xb,
+                                                                   const ptrdiff_t *off, const unsigned char *tap,
+                                                                   const __mmask16 *mk, float *c, int64_t ldc,
+                                                                   float alpha, const float *bias, const float *cl)
+PFVM__LA_CV_BODY(PFVM__LA_ROWS12, 12)
+__attribute__((target("avx512f"))) static void pfvm__la_cv_avx512_4(int64_t kc, const float *ap, const float *xb,
+                                                                     const ptrdiff_t *off, const unsigned char *tap,
+                                                                     const __mmask16 *mk, float *c, int64_t ldc,
+                                                                     float alpha, const float *bias, const float *cl)
+PFVM__LA_CV_BODY(PFVM__LA_ROWS4, 12)
+#undef PFVM__LA_CV_BODY
+#endif
 #undef V
 #undef W
 #undef ZERO
@@ -27721,6 +27782,251 @@ PFVM_INTERNAL void pfvm_la_sgemm_epi_mt(pfvm_kctx *k, int64_t m, int64_t n, int6
     }
     pfvm__la_run(k, &p);
 }
+
+#ifdef PFVM__LA_CONV_S1
+/* A stride-1 convolution whose output rows are as wide as its input's
+ * (C's column q = oy * w + ox), convolved with no im2col: column q of
+ * B's row p (input channel ci, tap t) is x[ci * h * w + q + dy * w + dx]
+ * where it is inside the plane, zero in the padding; the kernels
+ * (pfvm__la_cv_avx512) read it in place, each tap's lanes in the padding
+ * masked. The loops are the blocked engine's (pfvm__la_blocked with A
+ * packed, pfvm__la_block): blocks of K as A was packed, rows of A in
+ * blocks of PFVM__LA_MC, 12 x 32 tiles, each entry's products summed in
+ * chunks of PFVM_LA_KC in order, and the same epilogue: the same bits as
+ * the im2col product. */
+#define PFVM__LA_CV_TAPS 25 /* the largest window (5 x 5, or 3 x 7...) */
+#define PFVM__LA_CV_NR 32   /* the kernel's columns */
+
+typedef struct pfvm__la_cvpar {
+    const pfvm_la_conv *cv;
+    int64_t m, n, k, kcb, mpad;
+    const float *apre;
+    float *c;
+    const pfvm_la_epi *e;
+    int taps;
+    ptrdiff_t dy[PFVM__LA_CV_TAPS], dx[PFVM__LA_CV_TAPS]; /* tap t's shift in rows and columns */
+    int parts, by_rows, chunks, next;                     /* the split (pfvm__la_split's) */
+    int64_t unit, units;
+} pfvm__la_cvpar;
+
+/* Tile j's masks: mk[2t] and mk[2t + 1], tap t's lanes (columns j..j+15,
+ * j+16..j+31) inside the input plane and before column n: the lanes
+ * whose shifted row is inside (one mask per row of the window) and whose
+ * shifted column is (one per column of it), ANDed per tap. */
+static void pfvm__la_cv_masks(const pfvm__la_cvpar *p, int64_t j, __mmask16 *mk)
+{
+    const int64_t w = p->cv->w, h = p->cv->h;
+    const int kw = p->cv->kw, kh = p->cv->kh;
+    uint32_t rows[PFVM__LA_CV_TAPS], cols[PFVM__LA_CV_TAPS];
+    int64_t oy = j / w, ox = j - oy * w;
+    int l, t, lanes = p->n - j < PFVM__LA_CV_NR ? (int)(p->n - j) : PFVM__LA_CV_NR;
+    for (t = 0; t < kh; t++)
+        rows[t] = 0;
+    for (t = 0; t < kw; t++)
+        cols[t] = 0;
+    for (l = 0; l < lanes; l++) {
+        for (t = 0; t < kh; t++) { /* taps t * kw.. shift rows by dy[t * kw] */
+            int64_t iy = oy + p->dy[t * kw];
+            rows[t] |= (uint32_t)(iy >= 0 && iy < h) << l;
+        }
+        for (t = 0; t < kw; t++) {
+            int64_t ix = ox + p->dx[t];
+            cols[t] |= (uint32_t)(ix >= 0 && ix < w) << l;
+        }
+        if (++ox == w) {
+            ox = 0;
+            oy++;
+        }
+    }
+    for (t = 0; t < p->taps; t++) {
+        uint32_t bits = rows[t / kw] & cols[t % kw];
+        mk[2 * t] = (__mmask16)(bits & 0xffffu);
+        mk[2 * t + 1] = (__mmask16)(bits >> 16);
+    }
+}
+
+/* pfvm__la_chunks for the convolution's kernels. */
+static void pfvm__la_cv_chunks(pfvm__la_cv_fn fn, int64_t kc, const float *ap, const float *xb, const ptrdiff_t *off,
+                               const unsigned char *tap, const __mmask16 *mk, float *c, int64_t ldc, const float *bias,
+                               const float *cl)
+{
+    int64_t p, q;
+    for (p = 0; p < kc; p += q) {
+        q = kc - p < PFVM_LA_KC ? kc - p : PFVM_LA_KC;
+        fn(q, ap + p * 12, xb, off + p, tap + p, mk, c, ldc, 1.0f, p == 0 ? bias : NULL, p + q >= kc ? cl : NULL);
+    }
+}
+
+/* One mr x nr tile (at most 12 x 32), as pfvm__la_edge: whole columns
+ * 4 rows at a time straight to C, the rest through a tile on the stack
+ * holding C's entries (so that they round as in a whole tile). */
+static void pfvm__la_cv_tile(int64_t kc, const float *ap, const float *xb, const ptrdiff_t *off,
+                             const unsigned char *tap, const __mmask16 *mk, float *c, int64_t ldc, int64_t mr,
+                             int64_t nr, const float *bias, const float *cl)
+{
+    float tile[12 * PFVM__LA_CV_NR], tbias[12];
+    int64_t r = 0, i, j;
+    if (mr == 12 && nr == PFVM__LA_CV_NR) {
+        pfvm__la_cv_chunks(pfvm__la_cv_avx512, kc, ap, xb, off, tap, mk, c, ldc, bias, cl);
+        return;
+    }
+    if (nr == PFVM__LA_CV_NR)
+        for (; mr - r >= 4; r += 4)
+            pfvm__la_cv_chunks(pfvm__la_cv_avx512_4, kc, ap + r, xb, off, tap, mk, c + r * ldc, ldc,
+                               bias ? bias + r : NULL, cl);
+    if (r == mr)
+        return;
+    memset(tile, 0, sizeof tile);
+    for (i = r; i < mr; i++)
+        for (j = 0; j < nr; j++)
+            tile[i * PFVM__LA_CV_NR + j] = c[i * ldc + j];
+    if (bias) { /* the kernel reads a whole strip's bias: none past row mr */
+        memset(tbias, 0, sizeof tbias);
+        for (i = 0; i < mr; i++)
+            tbias[i] = bias[i];
+        bias = tbias;
+    }
+    pfvm__la_cv_chunks(pfvm__la_cv_avx512, kc, ap, xb, off, tap, mk, tile, PFVM__LA_CV_NR, bias, cl);
+    for (i = r; i < mr; i++)
+        for (j = 0; j < nr; j++)
+            c[i * ldc + j] = tile[i * PFVM__LA_CV_NR + j];
+}
+
+/* Rows i0..i1 (of whole strips) and columns j0..j1 (of whole tiles) of C. */
+static void pfvm__la_cv_rect(const pfvm__la_cvpar *p, pfvm__la_rect r)
+{
+    const pfvm_la_epi *e = p->e;
+    const float *res = PFVM__LA_RES(e);
+    const int64_t hw = p->cv->h * p->cv->w, ldc = p->n;
+    ptrdiff_t off[PFVM__LA_KCW];
+    unsigned char tap[PFVM__LA_KCW];
+    __mmask16 mk[2 * PFVM__LA_CV_TAPS];
+    int64_t pc, ic, i, j, q;
+    for (pc = 0; pc < p->k; pc += p->kcb) {
+        int64_t kc = p->k - pc < p->kcb ? p->k - pc : p->kcb;
+        int init = pc == 0, last = pc + kc >= p->k;
+        const float *cl = last && !res ? PFVM__LA_CL(e) : NULL; /* with res: clamped after it */
+        int silu = last && PFVM__LA_SILU(e);
+        float *pend = NULL; /* the SiLU one tile late, as pfvm__la_block does */
+        int64_t pend_mr = 0, pend_nr = 0;
+        for (q = 0; q < kc; q++) { /* row pc + q of B: input channel, tap */
+            int64_t ci = (pc + q) / p->taps;
+            int t = (int)(pc + q - ci * p->taps);
+            off[q] = (ptrdiff_t)(ci * hw) + p->dy[t] * (ptrdiff_t)p->cv->w + p->dx[t];
+            tap[q] = (unsigned char)t;
+        }
+        for (ic = r.i0; ic < r.i1; ic += PFVM__LA_MC)
+            for (j = r.j0; j < r.j1; j += PFVM__LA_CV_NR) {
+                int64_t nr = r.j1 - j < PFVM__LA_CV_NR ? r.j1 - j : PFVM__LA_CV_NR;
+                int64_t iend = r.i1 - ic < PFVM__LA_MC ? r.i1 : ic + PFVM__LA_MC;
+                pfvm__la_cv_masks(p, j, mk);
+                for (i = ic; i < iend; i += 12) {
+                    int64_t mr = iend - i < 12 ? iend - i : 12;
+                    const float *bias = !init ? NULL : e->bias ? e->bias + i : pfvm__la_zero_bias;
+                    float *ct = p->c + i * ldc + j;
+#if defined(PFVM__STORE_RESIDUAL) && defined(__GNUC__)
+                    if (last && res) { /* the tile's residual rows fetched while it computes */
+                        int64_t rr;
+                        for (rr = 0; rr < mr; rr++) {
+                            __builtin_prefetch(res + (i + rr) * ldc + j);
+                            __builtin_prefetch(res + (i + rr) * ldc + j + nr - 1);
+                        }
+                    }
+#endif
+                    pfvm__la_cv_tile(kc, p->apre + p->mpad * pc + i * kc, p->cv->x + j, off, tap, mk, ct, ldc, mr, nr,
+                                     bias, cl);
+#ifdef PFVM__STORE_RESIDUAL
+                    if (last && res)
+                        pfvm__la_res_tile(ct, ldc, res + i * ldc + j, mr, nr, PFVM__LA_CL(e));
+#endif
+#ifdef PFVM__STORE_SILU
+                    if (silu) {
+                        if (pend)
+                            pfvm_ew_silu_rows(pend, ldc, pend_mr, (ptrdiff_t)pend_nr);
+                        pend = ct;
+                        pend_mr = mr;
+                        pend_nr = nr;
+                    }
+#endif
+                }
+            }
+#ifdef PFVM__STORE_SILU
+        if (pend)
+            pfvm_ew_silu_rows(pend, ldc, pend_mr, (ptrdiff_t)pend_nr);
+#else
+        (void)pend, (void)pend_mr, (void)pend_nr, (void)silu;
+#endif
+    }
+}
+
+/* Chunk c of the split (pfvm__la_rect_run's units, whole rows or columns). */
+static void pfvm__la_cv_chunk(pfvm__la_cvpar *p, int chunk)
+{
+    int64_t u0 = p->units * chunk / p->chunks, u1 = p->units * (chunk + 1) / p->chunks;
+    pfvm__la_rect r = pfvm__la_whole(p->m, p->n);
+    if (p->by_rows) {
+        r.i0 = u0 * p->unit;
+        r.i1 = u1 * p->unit < p->m ? u1 * p->unit : p->m;
+    } else {
+        r.j0 = u0 * p->unit;
+        r.j1 = u1 * p->unit < p->n ? u1 * p->unit : p->n;
+    }
+    if (r.i0 < r.i1 && r.j0 < r.j1)
+        pfvm__la_cv_rect(p, r);
+}
+
+static void pfvm__la_cv_part(void *ctx, int i)
+{
+    pfvm__la_cvpar *p = (pfvm__la_cvpar *)ctx;
+    int c;
+    for (PFVM__LA_CLAIM(p, i, c); c < p->chunks; PFVM__LA_NEXT(p, c))
+        pfvm__la_cv_chunk(p, c);
+}
+
+PFVM_INTERNAL int pfvm_la_conv_s1(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t m, const float *apacked, float *c,
+                                  const pfvm_la_epi *e)
+{
+    const pfvm__la_kern *kn = pfvm__la_pick();
+    pfvm__la_cvpar p;
+    int t, threads = k ? PFVM__KTHREADS(k) : 1;
+    if (!apacked || !e || kn->mr != 12 || kn->nr != PFVM__LA_CV_NR || !pfvm__have_avx512() || m < 1 || cv->cin < 1 ||
+        cv->h < 1 || cv->w < 1 || cv->oh < 1 || cv->kh < 1 || cv->kw < 1 || cv->kh * cv->kw > PFVM__LA_CV_TAPS ||
+        (PFVM__LA_SILU(e) && (PFVM__LA_CL(e) || PFVM__LA_RES(e))))
+        return 0;
+    memset(&p, 0, sizeof p);
+    p.cv = cv;
+    p.m = m;
+    p.n = cv->oh * cv->w;
+    p.taps = cv->kh * cv->kw;
+    p.k = cv->cin * p.taps;
+    p.kcb = pfvm__la_blocking(kn, m, 1, p.k, 1).kc; /* as pfvm_la_pack_a_all packed A */
+    p.mpad = pfvm__la_round(m, 12);
+    p.apre = apacked;
+    p.c = c;
+    p.e = e;
+    for (t = 0; t < p.taps; t++) {
+        p.dy[t] = (ptrdiff_t)(t / cv->kw) * cv->dh - cv->pt;
+        p.dx[t] = (ptrdiff_t)(t % cv->kw) * cv->dw - cv->pl;
+    }
+    /* the split: by columns in tiles, by rows in strips where columns are
+     * too few to share well (as pfvm__la_split; nothing is packed, so a
+     * row part repeats no work) */
+    p.parts = 1;
+    if (threads > 1 && (float)m * (float)p.n * (float)p.k >= (float)PFVM__LA_PAR_MIN) {
+        p.by_rows = pfvm__la_balance(m, 12, threads) + 0.1f < pfvm__la_balance(p.n, PFVM__LA_CV_NR, threads);
+        p.unit = p.by_rows ? 12 : PFVM__LA_CV_NR;
+        p.units = (p.by_rows ? m + 11 : p.n + PFVM__LA_CV_NR - 1) / p.unit;
+        p.parts = p.units < threads ? (int)p.units : threads;
+        p.chunks = p.units < 4 * p.parts ? (int)p.units : 4 * p.parts;
+    }
+    if (p.parts > 1) {
+        pfvm_kctx_parallel(k, p.parts, pfvm__la_cv_part, &p);
+        return 1;
+    }
+    pfvm__la_cv_rect(&p, pfvm__la_whole(m, p.n));
+    return 1;
+}
+#endif
 
 PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
 {
@@ -31738,6 +32044,60 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 }
 #endif
 
+#ifdef PFVM__LA_CONV_S1
+/* 1 when the stride-1 convolution read in place (pfvm_la_conv_s1) beats
+ * the im2col product on this geometry, as measured (bench/speed.md, round
+ * 13): 3x3 windows on resnet18's planes (56x56 to 7x7) take 5-10% less
+ * CPU time per Conv (28% on a 32-channel 17x17 plane); 1x1 products (whose B the engine
+ * packs by a plain copy) about 3% more on mobilenet_v2, so they stay on
+ * the engine (PFVM__NN_S1_POINTWISE 1 sends them here); windows over 9
+ * taps are not measured (the kernel takes up to 25: test_gemm). */
+static int pfvm__nn_s1_pays(const pfvm__nn_geom *g, const pfvm__nn_2d *d)
+{
+    if (d->SH != 1 || d->SW != 1 || d->OW != d->W || d->KH * d->KW > 9)
+        return 0;
+#ifndef PFVM__NN_S1_POINTWISE
+#define PFVM__NN_S1_POINTWISE 0
+#endif
+    return (PFVM__NN_S1_POINTWISE || d->KH * d->KW > 1) && g->CG >= 1;
+}
+
+/* The float convolution with no im2col where pfvm__nn_s1_pays (A packed at
+ * bind): 1 when done, 0 to leave it to the engine. */
+static int pfvm__nn_conv_s1(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *bias,
+                            float *y, const pfvm__nn_packed *pk, const float *cl, const float *res, int silu)
+{
+    int64_t n, gr;
+    pfvm_la_conv cv;
+    if (!pfvm__nn_s1_pays(g, d))
+        return 0;
+    cv.cin = g->CG;
+    cv.h = d->H;
+    cv.w = d->W;
+    cv.oh = d->OH;
+    cv.kh = d->KH;
+    cv.kw = d->KW;
+    cv.dh = d->DH;
+    cv.dw = d->DW;
+    cv.pt = d->PT;
+    cv.pl = d->PL;
+    for (n = 0; n < g->N; n++)
+        for (gr = 0; gr < g->group; gr++) {
+            pfvm_la_epi e; /* as the engine's (pfvm__nn_conv_f32) */
+            e.bias = bias ? bias + gr * g->MG : NULL;
+            e.cl = cl;
+            e.res = res ? res + (n * g->M + gr * g->MG) * g->out_plane : NULL;
+            e.silu = silu;
+            cv.x = x + (n * g->C + gr * g->CG) * g->in_plane;
+            /* every call takes its group alike: only the first can decline */
+            if (!pfvm_la_conv_s1(k, &cv, g->MG, pk->a + gr * pk->per_group, y + (n * g->M + gr * g->MG) * g->out_plane,
+                                 &e))
+                return 0;
+        }
+    return 1;
+}
+#endif
+
 /* cl: NULL, or the clamp of the results (pfvm__kctx_services.clamp); res:
  * NULL, or the residual added before it (pfvm__kctx_services.residual);
  * silu: nonzero, x * sigmoid(x) stored (pfvm__kctx_services.silu). */
@@ -31772,6 +32132,10 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
             return PFVM_OK;
         }
     }
+#endif
+#ifdef PFVM__LA_CONV_S1
+    if (pk && is2d && pfvm__nn_conv_s1(k, g, &dw, x, bias, y, pk, cl, res, silu))
+        return PFVM_OK;
 #endif
     /* a window the direct loops take has no workspace reserved (the hook):
      * when they decline it, the engine's blocks go on the stack */

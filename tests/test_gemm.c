@@ -204,6 +204,119 @@ done:
     free(res);
 }
 
+#ifdef PFVM__LA_CONV_S1
+/* The stride-1 convolution read in place (pfvm_la_conv_s1) against the
+ * engine's product with the same packed A and an explicit im2col B: the
+ * same bits (the rule above). x: cin planes of h x w; window kh x kw,
+ * dilation dl, padding pt/pl at the start (the end makes the output w
+ * wide); epi: 1 bias + Relu, 2 Clip with no bias, 3 bias + residual +
+ * Relu, 4 bias + SiLU, 0 bias only. */
+static void conv_one(int64_t m, int64_t cin, int64_t h, int64_t w, int kh, int kw, int dl, int pt, int pl, int epi)
+{
+    static const float relu[3] = {0.0f, 1e30f, 1.0f}, clip[3] = {-1.0f, 2.0f, 0.0f};
+    int64_t oh = h + 2 * pt - dl * (kh - 1), n = oh * w, k = cin * kh * kw, i, p, q;
+    float *x = (float *)malloc((size_t)(cin * h * w + 1) * sizeof(float));
+    float *a = (float *)malloc((size_t)(m * k) * sizeof(float));
+    float *col = (float *)malloc((size_t)(k * (n > 0 ? n : 1)) * sizeof(float));
+    float *c = (float *)malloc((size_t)(m * n + 1) * sizeof(float));
+    float *r = (float *)malloc((size_t)(m * n + 1) * sizeof(float));
+    float *res = (float *)malloc((size_t)(m * n + 1) * sizeof(float));
+    float *bias = (float *)malloc((size_t)m * sizeof(float));
+    float *apk = (float *)malloc(pfvm_la_packed_floats(m, k) * sizeof(float));
+    float *ws = (float *)malloc((pfvm_la_sgemm_ws_floats(m, n, k) + 1) * sizeof(float));
+    pfvm_la_epi e;
+    pfvm_la_strided b;
+    pfvm_la_conv cv;
+    int took;
+    if (oh < 1 || 2 * pl != dl * (kw - 1)) {
+        CHECK(!"conv_one: not a stride-1 window with output as wide as the input");
+        goto done;
+    }
+    if (!x || !a || !col || !c || !r || !res || !bias || !apk || !ws) {
+        CHECK(!"out of memory");
+        goto done;
+    }
+    for (i = 0; i < cin * h * w; i++)
+        x[i] = rnd();
+    for (i = 0; i < m * k; i++)
+        a[i] = rnd();
+    for (i = 0; i < m; i++)
+        bias[i] = rnd();
+    for (i = 0; i < m * n; i++) {
+        res[i] = rnd();
+        c[i] = r[i] = 7.0f; /* neither reads C */
+    }
+    for (p = 0; p < k; p++) { /* row p: channel, tap (the weights' order) */
+        int64_t ci = p / (kh * kw), t = p % (kh * kw), dy = t / kw * dl - pt, dx = t % kw * dl - pl;
+        for (q = 0; q < n; q++) {
+            int64_t iy = q / w + dy, ix = q % w + dx;
+            col[p * n + q] = iy >= 0 && iy < h && ix >= 0 && ix < w ? x[ci * h * w + iy * w + ix] : 0.0f;
+        }
+    }
+    pfvm_la_pack_a_all(m, k, a, k, 1, apk);
+    e.bias = epi == 2 ? NULL : bias;
+    e.cl = epi == 1 || epi == 3 ? relu : epi == 2 ? clip : NULL;
+    e.res = epi == 3 ? res : NULL;
+    e.silu = epi == 4;
+    b.data = col;
+    b.s_k = n;
+    b.s_n = 1;
+    pfvm_la_sgemm_epi_mt(NULL, m, n, k, 1.0f, a, k, 1, apk, pfvm_la_pack_strided, &b, r, n, ws, &e);
+    cv.x = x;
+    cv.cin = cin;
+    cv.h = h;
+    cv.w = w;
+    cv.oh = oh;
+    cv.kh = kh;
+    cv.kw = kw;
+    cv.dh = cv.dw = dl;
+    cv.pt = pt;
+    cv.pl = pl;
+    took = pfvm_la_conv_s1(NULL, &cv, m, apk, c, &e);
+    if (pfvm_la_packed_mr() == 12) /* AVX-512: it takes every such window */
+        CHECK_MSG(took, "m %lld cin %lld %lldx%lld kernel %dx%d: declined", (long long)m, (long long)cin, (long long)h,
+                  (long long)w, kh, kw);
+    if (took)
+        CHECK_MSG(memcmp(c, r, (size_t)(m * n) * sizeof(float)) == 0,
+                  "conv m %lld cin %lld %lldx%lld kernel %dx%d dilation %d pad %d,%d epilogue %d: not the im2col product's bits",
+                  (long long)m, (long long)cin, (long long)h, (long long)w, kh, kw, dl, pt, pl, epi);
+done:
+    free(x);
+    free(a);
+    free(col);
+    free(c);
+    free(r);
+    free(res);
+    free(bias);
+    free(apk);
+    free(ws);
+}
+
+/* Channels not a multiple of 12 or 16, planes of 1x1, 2x2 and odd
+ * sizes, more of K than one block (cin 30: 270 rows), every epilogue. */
+static void conv_cases(void)
+{
+    static const int64_t ms[] = {13, 16, 29, 64};
+    static const int64_t cins[] = {1, 3, 17, 30};
+    static const int64_t hw[][2] = {{1, 1}, {2, 2}, {7, 7}, {5, 9}, {14, 3}, {3, 37}};
+    size_t im, ic, ih;
+    int epi;
+    for (im = 0; im < sizeof ms / sizeof ms[0]; im++)
+        for (ic = 0; ic < sizeof cins / sizeof cins[0]; ic++)
+            for (ih = 0; ih < sizeof hw / sizeof hw[0]; ih++)
+                for (epi = 0; epi < 5; epi++)
+                    conv_one(ms[im], cins[ic], hw[ih][0], hw[ih][1], 3, 3, 1, 1, 1, epi);
+    /* other windows: 1x1, 5x5, 3x3 dilated, 1x3 (a 1-D row), taller than padded */
+    for (epi = 0; epi < 5; epi++) {
+        conv_one(20, 5, 6, 7, 1, 1, 1, 0, 0, epi);
+        conv_one(20, 5, 6, 7, 5, 5, 1, 2, 2, epi);
+        conv_one(25, 4, 9, 8, 3, 3, 2, 2, 2, epi);
+        conv_one(14, 6, 1, 33, 1, 3, 1, 0, 1, epi);
+        conv_one(14, 6, 8, 5, 3, 3, 1, 0, 1, epi);
+    }
+}
+#endif
+
 int main(void)
 {
     static const int64_t ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 10, 12, 13, 17, 25};
@@ -227,5 +340,8 @@ int main(void)
                             ta = (int)((im + in + ik + (size_t)epi) % 2);
                             one(ms[im], ns[in], ks[ik], (ik + (size_t)variant) % 2 ? 0.75f : 1.0f, ta, variant, ws, epi);
                         }
+#ifdef PFVM__LA_CONV_S1
+    conv_cases();
+#endif
     return CHECK_END();
 }

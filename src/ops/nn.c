@@ -2372,6 +2372,60 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 }
 #endif
 
+#ifdef PFVM__LA_CONV_S1
+/* 1 when the stride-1 convolution read in place (pfvm_la_conv_s1) beats
+ * the im2col product on this geometry, as measured (bench/speed.md, round
+ * 13): 3x3 windows on resnet18's planes (56x56 to 7x7) take 5-10% less
+ * CPU time per Conv (28% on a 32-channel 17x17 plane); 1x1 products (whose B the engine
+ * packs by a plain copy) about 3% more on mobilenet_v2, so they stay on
+ * the engine (PFVM__NN_S1_POINTWISE 1 sends them here); windows over 9
+ * taps are not measured (the kernel takes up to 25: test_gemm). */
+static int pfvm__nn_s1_pays(const pfvm__nn_geom *g, const pfvm__nn_2d *d)
+{
+    if (d->SH != 1 || d->SW != 1 || d->OW != d->W || d->KH * d->KW > 9)
+        return 0;
+#ifndef PFVM__NN_S1_POINTWISE
+#define PFVM__NN_S1_POINTWISE 0
+#endif
+    return (PFVM__NN_S1_POINTWISE || d->KH * d->KW > 1) && g->CG >= 1;
+}
+
+/* The float convolution with no im2col where pfvm__nn_s1_pays (A packed at
+ * bind): 1 when done, 0 to leave it to the engine. */
+static int pfvm__nn_conv_s1(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *bias,
+                            float *y, const pfvm__nn_packed *pk, const float *cl, const float *res, int silu)
+{
+    int64_t n, gr;
+    pfvm_la_conv cv;
+    if (!pfvm__nn_s1_pays(g, d))
+        return 0;
+    cv.cin = g->CG;
+    cv.h = d->H;
+    cv.w = d->W;
+    cv.oh = d->OH;
+    cv.kh = d->KH;
+    cv.kw = d->KW;
+    cv.dh = d->DH;
+    cv.dw = d->DW;
+    cv.pt = d->PT;
+    cv.pl = d->PL;
+    for (n = 0; n < g->N; n++)
+        for (gr = 0; gr < g->group; gr++) {
+            pfvm_la_epi e; /* as the engine's (pfvm__nn_conv_f32) */
+            e.bias = bias ? bias + gr * g->MG : NULL;
+            e.cl = cl;
+            e.res = res ? res + (n * g->M + gr * g->MG) * g->out_plane : NULL;
+            e.silu = silu;
+            cv.x = x + (n * g->C + gr * g->CG) * g->in_plane;
+            /* every call takes its group alike: only the first can decline */
+            if (!pfvm_la_conv_s1(k, &cv, g->MG, pk->a + gr * pk->per_group, y + (n * g->M + gr * g->MG) * g->out_plane,
+                                 &e))
+                return 0;
+        }
+    return 1;
+}
+#endif
+
 /* cl: NULL, or the clamp of the results (pfvm__kctx_services.clamp); res:
  * NULL, or the residual added before it (pfvm__kctx_services.residual);
  * silu: nonzero, x * sigmoid(x) stored (pfvm__kctx_services.silu). */
@@ -2406,6 +2460,10 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
             return PFVM_OK;
         }
     }
+#endif
+#ifdef PFVM__LA_CONV_S1
+    if (pk && is2d && pfvm__nn_conv_s1(k, g, &dw, x, bias, y, pk, cl, res, silu))
+        return PFVM_OK;
 #endif
     /* a window the direct loops take has no workspace reserved (the hook):
      * when they decline it, the engine's blocks go on the stack */

@@ -202,6 +202,26 @@ PFVM_INTERNAL void pfvm_la_sgemm_epi_mt(pfvm_kctx *k, int64_t m, int64_t n, int6
                                         int64_t as_m, int64_t as_k, const float *apacked, pfvm_la_pack_fn pack, void *user,
                                         float *c, int64_t ldc, float *ws, const pfvm_la_epi *e);
 
+/* A stride-1 convolution whose output is as wide as its input, convolved
+ * with A packed (pfvm_la_pack_a_all) and the input read in place (no
+ * im2col): x holds cin planes of h x w, the window kh x kw with dilation
+ * dh, dw starts pt rows and pl columns before the input (output: oh rows
+ * of w). Computes C (m x oh*w, rows oh*w apart) = the product with the
+ * epilogue e (required), the same bits as the engine's im2col product;
+ * splits over k's threads as pfvm_la_sgemm_epi_mt does. Returns 0 (and
+ * does nothing) where it does not apply: then the caller runs the engine.
+ * AVX-512 hosts only (PFVM__LA_CONV_S1). */
+#if defined(PFVM_AVX512_KERNELS) && !PFVM__LA_SMALL
+#define PFVM__LA_CONV_S1 1
+typedef struct pfvm_la_conv {
+    const float *x;
+    int64_t cin, h, w, oh;
+    int kh, kw, dh, dw, pt, pl;
+} pfvm_la_conv;
+PFVM_INTERNAL int pfvm_la_conv_s1(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t m, const float *apacked, float *c,
+                                  const pfvm_la_epi *e);
+#endif
+
 /* ---- tensor.c: element copies, the strided walk, index checks ---- */
 
 /* A walk over a source tensor in row-major order of the box `dims`: step
