@@ -2174,6 +2174,7 @@ typedef struct pfvm__nn_dwpar {
     const float *cl; /* NULL, or the clamp of the results (pfvm__kctx_services.clamp) */
     int silu;        /* SiLU of each plane once computed, while in cache (pfvm__kctx_services.silu) */
     int parts, chunks, next;
+    int unit; /* planes per unit of the split: the four-plane loops' group, so no chunk repeats a plane */
 } pfvm__nn_dwpar;
 
 #ifdef PFVM_DISPATCH_CLONES
@@ -2252,6 +2253,14 @@ static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
     }
 }
 
+/* Chunk c of the split: whole units of planes (the last may be short). */
+static void pfvm__nn_dw_chunk(const pfvm__nn_dwpar *p, int64_t planes, int c)
+{
+    int64_t units = (planes + p->unit - 1) / p->unit, q0 = units * c / p->chunks * p->unit,
+            q1 = units * (c + 1) / p->chunks * p->unit;
+    pfvm__nn_dw_planes(p, q0, q1 < planes ? q1 : planes);
+}
+
 static void pfvm__nn_dw_part(void *ctx, int i)
 {
     pfvm__nn_dwpar *p = (pfvm__nn_dwpar *)ctx;
@@ -2264,14 +2273,14 @@ static void pfvm__nn_dw_part(void *ctx, int i)
 #else
     for (c = i; c < p->chunks; c += p->parts)
 #endif
-        pfvm__nn_dw_planes(p, planes * c / p->chunks, planes * (c + 1) / p->chunks);
+        pfvm__nn_dw_chunk(p, planes, c);
 }
 
 static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
                              const float *bias, float *y, const float *cl, int silu)
 {
     pfvm__nn_dwpar p;
-    int64_t planes = g->N * g->group;
+    int64_t planes = g->N * g->group, units;
     float work = (float)planes * (float)g->out_plane * (float)g->kk; /* float: no soft double on Cortex-M */
     p.g = g;
     p.d = d;
@@ -2282,13 +2291,22 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.cl = cl;
     p.silu = silu;
     p.parts = work < 65536.0f ? 1 : PFVM__KTHREADS(k);
-    if (p.parts > planes)
-        p.parts = (int)planes;
+    /* chunks in groups of the four-plane loops: a chunk of 6 planes would
+     * compute 8 (the last group repeats its last plane), so cutting 96
+     * planes in 16 chunks ran a third more work than one thread did */
+#ifdef PFVM_DISPATCH_CLONES
+    p.unit = 4;
+#else
+    p.unit = 1;
+#endif
+    units = (planes + p.unit - 1) / p.unit;
+    if (p.parts > units)
+        p.parts = (int)units;
     if (p.parts <= 1) {
         pfvm__nn_dw_planes(&p, 0, planes);
         return;
     }
-    p.chunks = planes < (int64_t)p.parts * 8 ? (int)planes : p.parts * 8;
+    p.chunks = units < (int64_t)p.parts * 8 ? (int)units : p.parts * 8;
     p.next = 0;
 #ifdef PFVM_DISPATCH_CLONES
     (void)pfvm__nn_have_avx2(); /* its cached answer, set before the threads read it */
