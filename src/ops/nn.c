@@ -2276,6 +2276,17 @@ static void pfvm__nn_dw_part(void *ctx, int i)
         pfvm__nn_dw_chunk(p, planes, c);
 }
 
+/* Below this many multiply-adds depthwise planes stay on one thread. A
+ * split pays where half the node's time exceeds a fork/join (about 1 us,
+ * interp bench-pool) with room to spare: depthwise runs at about 6.5
+ * multiply-adds a ns on one thread (shufflenet_v2's 96 planes of 7 x 7,
+ * 42336 of them, took 6.5 us, the least of 300 runs), about six times
+ * slower than a small product, so 16384 (2.5 us) splits about where the
+ * products' PFVM__LA_PAR_MIN (1.8 us) does. */
+#ifndef PFVM__NN_DW_PAR_MIN
+#define PFVM__NN_DW_PAR_MIN 16384.0f
+#endif
+
 static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
                              const float *bias, float *y, const float *cl, int silu)
 {
@@ -2290,7 +2301,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.y = y;
     p.cl = cl;
     p.silu = silu;
-    p.parts = work < 65536.0f ? 1 : PFVM__KTHREADS(k);
+    p.parts = work < PFVM__NN_DW_PAR_MIN ? 1 : PFVM__KTHREADS(k);
     /* chunks in groups of the four-plane loops: a chunk of 6 planes would
      * compute 8 (the last group repeats its last plane), so cutting 96
      * planes in 16 chunks ran a third more work than one thread did */
@@ -3227,7 +3238,7 @@ static void pfvm__nn_max_planes(pfvm_kctx *k, const pfvm__nn_2d *d, const float 
     {
         /* float: no soft double on Cortex-M */
         float work = (float)NC * (float)d->OH * (float)d->OW * (float)d->KH * (float)d->KW;
-        p.parts = work < 65536.0f ? 1 : PFVM__KTHREADS(k);
+        p.parts = work < PFVM__NN_DW_PAR_MIN ? 1 : PFVM__KTHREADS(k);
         if (p.parts > NC)
             p.parts = (int)NC;
         if (p.parts > 1) {
