@@ -2253,6 +2253,7 @@ static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
     }
 }
 
+#ifndef PFVM_NO_THREADS
 /* Chunk c of the split: whole units of planes (the last may be short). */
 static void pfvm__nn_dw_chunk(const pfvm__nn_dwpar *p, int64_t planes, int c)
 {
@@ -2260,6 +2261,7 @@ static void pfvm__nn_dw_chunk(const pfvm__nn_dwpar *p, int64_t planes, int c)
             q1 = units * (c + 1) / p->chunks * p->unit;
     pfvm__nn_dw_planes(p, q0, q1 < planes ? q1 : planes);
 }
+#endif
 
 static void pfvm__nn_dw_part(void *ctx, int i)
 {
@@ -2273,7 +2275,11 @@ static void pfvm__nn_dw_part(void *ctx, int i)
 #else
     for (c = i; c < p->chunks; c += p->parts)
 #endif
+#ifdef PFVM_NO_THREADS /* one part, never called: the code stays as it was */
+        pfvm__nn_dw_planes(p, planes * c / p->chunks, planes * (c + 1) / p->chunks);
+#else
         pfvm__nn_dw_chunk(p, planes, c);
+#endif
 }
 
 /* Below this many multiply-adds depthwise planes stay on one thread. A
