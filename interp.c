@@ -271,13 +271,24 @@ static void *pool_main(void *arg)
     return NULL;
 }
 
-/* Starts the workers on first use in this process (a child of fork has
- * only the thread that forked: it starts its own). 0 when it cannot. */
+/* A child of fork has only the thread that forked: its pool starts anew. */
+static void pool_forked(void)
+{
+    the_pool.started = 0;
+}
+
+/* Starts the workers on first use in this process. 0 when it cannot. A
+ * fork handler, not a getpid() per call, tells a child (a system call per
+ * parallel region, 54 a run on mobilenet_v2). */
 static int pool_start(pool *p)
 {
+    static int atfork_set;
     int i;
-    if (p->started && p->owner == getpid())
+    if (p->started)
         return 1;
+    if (!atfork_set && pthread_atfork(NULL, NULL, pool_forked))
+        return 0;
+    atfork_set = 1;
     memset(p, 0, sizeof *p);
     p->owner = getpid();
     if (n_threads > POOL_MAX)
@@ -1684,10 +1695,21 @@ typedef struct {
     double serial, work, critical;
 } tprof_row;
 
+/* one node of the run, by its place in the run order */
+typedef struct {
+    const pfvm_node *node;
+    double serial, work, critical;
+    int regions;
+} tprof_node;
+
+#define TPROF_NODES 1024
+#define TPROF_TOP 12 /* nodes listed by serial time */
+
 typedef struct {
     const pfvm_model *m;
     tprof_row rows[256];
-    int n_rows, runs;
+    tprof_node nodes[TPROF_NODES];
+    int n_rows, runs, seq, n_nodes;
     double cpu0, region_caller0, work0, critical0, in_nodes;
     int regions0;
 } tprof_state;
@@ -1729,6 +1751,21 @@ static void tprof_hook(void *user, const pfvm_node *n, int done)
     s->rows[i].serial += cpu - (t->region_caller - s->region_caller0);
     s->rows[i].work += t->work - s->work0;
     s->rows[i].critical += t->critical - s->critical0;
+    if (s->seq < TPROF_NODES) { /* the same node at the same place in every run */
+        tprof_node *d = &s->nodes[s->seq++];
+        d->node = n;
+        d->serial += cpu - (t->region_caller - s->region_caller0);
+        d->work += t->work - s->work0;
+        d->critical += t->critical - s->critical0;
+        d->regions += t->regions - s->regions0;
+        s->n_nodes = s->seq > s->n_nodes ? s->seq : s->n_nodes;
+    }
+}
+
+static int cmp_tprof_node(const void *a, const void *b)
+{
+    double u = ((const tprof_node *)a)->serial, v = ((const tprof_node *)b)->serial;
+    return u > v ? -1 : u < v;
 }
 
 static int cmp_tprof_row(const void *a, const void *b)
@@ -1755,6 +1792,7 @@ static pfvm_code bench_profile_threads(pfvm_exec *e, const pfvm_model *m, int it
     pfvm_exec_set_node_hook(e, tprof_hook, s);
     for (i = 0; i < iters; i++, s->runs++) {
         double c0 = thread_cpu_ms();
+        s->seq = 0;
         if (pfvm_exec_run(e, st))
             break;
         run_cpu += thread_cpu_ms() - c0;
@@ -1791,6 +1829,16 @@ static pfvm_code bench_profile_threads(pfvm_exec *e, const pfvm_model *m, int it
            two > 0 ? one / two : 1.0, 1 / (sr + (1 - sr) / threads));
     printf("wake-up: post to a worker's first task %.1f us mean, worker joined %d of %d regions\n",
            t->woken ? 1e3 * t->wake / t->woken : 0.0, t->woken, t->regions);
+    /* where the serial time sits, node by node (the names say which layer) */
+    qsort(s->nodes, (size_t)s->n_nodes, sizeof s->nodes[0], cmp_tprof_node);
+    printf("largest serial time by node (us per run): serial, work, critical, regions, node (op)\n");
+    for (i = 0; i < s->n_nodes && i < TPROF_TOP; i++) {
+        const tprof_node *d = &s->nodes[i];
+        char kind[96];
+        prof_kind(m, d->node, kind, sizeof kind);
+        printf("%9.1f %9.1f %9.1f %7d  %s (%s)\n", 1e3 * d->serial / iters, 1e3 * d->work / iters,
+               1e3 * d->critical / iters, d->regions / iters, d->node->name ? d->node->name : "?", kind);
+    }
     free(s);
     return PFVM_OK;
 }

@@ -308,6 +308,77 @@ out:
     pfvm_model_free(mod);
 }
 
+/* A depthwise Conv (and its Clip) over 2 x 37 planes of 29 x 31, stride
+ * `stride`: the split cuts the planes in groups of the four-plane loops,
+ * across the batch; every plane must hold the bits one thread gives. */
+static void check_depthwise(int stride)
+{
+    pfvm_status st;
+    pfvm_model *mod = pfvm_model_new(&st);
+    pfvm_graph *g = mod ? pfvm_graph_new(mod, NULL, "g", &st) : NULL;
+    pfvm_value *v[5], *io[3];
+    pfvm_node *conv = NULL;
+    pfvm_exec *e = NULL;
+    pfvm_tensor *in[3] = {NULL, NULL, NULL};
+    int64_t dx[4] = {2, 37, 29, 31}, dw[4] = {37, 1, 3, 3}, db[1] = {37}, pads[4] = {1, 1, 1, 1}, strides[2], i;
+    const char *names[5] = {"x", "w", "b", "y", "z"};
+    unsigned char *one = NULL;
+    size_t bytes = 0;
+    int threads, j, ok = g != NULL;
+    strides[0] = strides[1] = stride;
+    for (j = 0; j < 5 && ok; j++)
+        ok = (v[j] = pfvm_graph_value(g, names[j], &st)) != NULL;
+    ok = ok && !pfvm_model_set_opset(mod, "", 17, &st);
+    for (j = 0; j < 3 && ok; j++)
+        ok = !pfvm_graph_add_input(g, v[j], &st);
+    io[0] = v[0], io[1] = v[1], io[2] = v[2];
+    ok = ok && (conv = pfvm_graph_add_node(g, "Conv", "", "dw", io, 3, &v[3], 1, &st)) != NULL &&
+         !pfvm_node_set_attr_int(conv, "group", 37, &st) && !pfvm_node_set_attr_ints(conv, "pads", pads, 4, &st) &&
+         !pfvm_node_set_attr_ints(conv, "strides", strides, 2, &st);
+    ok = ok && pfvm_graph_add_node(g, "Relu", "", "relu", &v[3], 1, &v[4], 1, &st);
+    ok = ok && !pfvm_graph_add_output(g, v[4], &st);
+    ok = ok && (in[0] = pfvm_tensor_new(PFVM_FLOAT, 4, dx, &st)) && (in[1] = pfvm_tensor_new(PFVM_FLOAT, 4, dw, &st)) &&
+         (in[2] = pfvm_tensor_new(PFVM_FLOAT, 1, db, &st));
+    ok = ok && !pfvm_optimize(mod, NULL, NULL, &st) && (e = pfvm_exec_new(mod, NULL, &st));
+    if (!ok) {
+        CHECK_MSG(0, "depthwise graph (stride %d): %s", stride, st.msg);
+        goto out;
+    }
+    for (j = 0; j < 3; j++)
+        for (i = 0; i < pfvm_tensor_numel(in[j]); i++)
+            ((float *)in[j]->data)[i] = (float)((i * 7919 + j * 31) % 2001 - 1000) / 97.0f;
+    for (threads = 1; threads <= 3; threads++) {
+        pfvm_parallel par;
+        const pfvm_tensor *c;
+        par.parallel_for = spawn_for;
+        par.user = &threads;
+        par.threads = threads;
+        pfvm_exec_set_parallel(e, threads > 1 ? &par : NULL);
+        hook_calls = 0;
+        if (pfvm_exec_bind(e, (const pfvm_tensor *const *)in, 3, &st) || pfvm_exec_run(e, &st)) {
+            CHECK_MSG(0, "depthwise graph (stride %d), %d threads: %s", stride, threads, st.msg);
+            break;
+        }
+        c = pfvm_exec_output(e, 0);
+        if (threads == 1) {
+            bytes = c->nbytes;
+            if ((one = (unsigned char *)malloc(bytes + 1)) != NULL)
+                memcpy(one, c->data, bytes);
+            continue;
+        }
+        CHECK_MSG(one && c->nbytes == bytes && !memcmp(one, c->data, bytes),
+                  "depthwise graph (stride %d): %d threads differ from 1", stride, threads);
+        CHECK_MSG(hook_calls >= 1, "depthwise graph (stride %d), %d threads: %ld parallel-for calls", stride, threads,
+                  hook_calls);
+    }
+out:
+    free(one);
+    for (j = 0; j < 3; j++)
+        pfvm_tensor_free(in[j]);
+    pfvm_exec_free(e);
+    pfvm_model_free(mod);
+}
+
 int main(int argc, char **argv)
 {
     int i;
@@ -332,6 +403,8 @@ int main(int argc, char **argv)
         check_matmul(61, 77, 333);   /* edges everywhere */
         check_elementwise(0);
         check_elementwise(1);
+        check_depthwise(1);
+        check_depthwise(2);
     }
     return CHECK_END();
 }

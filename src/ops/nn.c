@@ -2248,6 +2248,7 @@ typedef struct pfvm__nn_dwpar {
     const float *cl; /* NULL, or the clamp of the results (pfvm__kctx_services.clamp) */
     int silu;        /* SiLU of each plane once computed, while in cache (pfvm__kctx_services.silu) */
     int parts, chunks, next;
+    int unit; /* planes per unit of the split: the four-plane loops' group, so no chunk repeats a plane */
 } pfvm__nn_dwpar;
 
 #ifdef PFVM_DISPATCH_CLONES
@@ -2326,6 +2327,16 @@ static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
     }
 }
 
+#ifndef PFVM_NO_THREADS
+/* Chunk c of the split: whole units of planes (the last may be short). */
+static void pfvm__nn_dw_chunk(const pfvm__nn_dwpar *p, int64_t planes, int c)
+{
+    int64_t units = (planes + p->unit - 1) / p->unit, q0 = units * c / p->chunks * p->unit,
+            q1 = units * (c + 1) / p->chunks * p->unit;
+    pfvm__nn_dw_planes(p, q0, q1 < planes ? q1 : planes);
+}
+#endif
+
 static void pfvm__nn_dw_part(void *ctx, int i)
 {
     pfvm__nn_dwpar *p = (pfvm__nn_dwpar *)ctx;
@@ -2338,14 +2349,29 @@ static void pfvm__nn_dw_part(void *ctx, int i)
 #else
     for (c = i; c < p->chunks; c += p->parts)
 #endif
+#ifdef PFVM_NO_THREADS /* one part, never called: the code stays as it was */
         pfvm__nn_dw_planes(p, planes * c / p->chunks, planes * (c + 1) / p->chunks);
+#else
+        pfvm__nn_dw_chunk(p, planes, c);
+#endif
 }
+
+/* Below this many multiply-adds depthwise planes stay on one thread. A
+ * split pays where half the node's time exceeds a fork/join (about 1 us,
+ * interp bench-pool) with room to spare: depthwise runs at about 6.5
+ * multiply-adds a ns on one thread (shufflenet_v2's 96 planes of 7 x 7,
+ * 42336 of them, took 6.5 us, the least of 300 runs), about six times
+ * slower than a small product, so 16384 (2.5 us) splits about where the
+ * products' PFVM__LA_PAR_MIN (1.8 us) does. */
+#ifndef PFVM__NN_DW_PAR_MIN
+#define PFVM__NN_DW_PAR_MIN 16384.0f
+#endif
 
 static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
                              const float *bias, float *y, const float *cl, int silu)
 {
     pfvm__nn_dwpar p;
-    int64_t planes = g->N * g->group;
+    int64_t planes = g->N * g->group, units;
     float work = (float)planes * (float)g->out_plane * (float)g->kk; /* float: no soft double on Cortex-M */
     p.g = g;
     p.d = d;
@@ -2355,14 +2381,23 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.y = y;
     p.cl = cl;
     p.silu = silu;
-    p.parts = work < 65536.0f ? 1 : PFVM__KTHREADS(k);
-    if (p.parts > planes)
-        p.parts = (int)planes;
+    p.parts = work < PFVM__NN_DW_PAR_MIN ? 1 : PFVM__KTHREADS(k);
+    /* chunks in groups of the four-plane loops: a chunk of 6 planes would
+     * compute 8 (the last group repeats its last plane), so cutting 96
+     * planes in 16 chunks ran a third more work than one thread did */
+#ifdef PFVM_DISPATCH_CLONES
+    p.unit = 4;
+#else
+    p.unit = 1;
+#endif
+    units = (planes + p.unit - 1) / p.unit;
+    if (p.parts > units)
+        p.parts = (int)units;
     if (p.parts <= 1) {
         pfvm__nn_dw_planes(&p, 0, planes);
         return;
     }
-    p.chunks = planes < (int64_t)p.parts * 8 ? (int)planes : p.parts * 8;
+    p.chunks = units < (int64_t)p.parts * 8 ? (int)units : p.parts * 8;
     p.next = 0;
 #ifdef PFVM_DISPATCH_CLONES
     (void)pfvm__nn_have_avx2(); /* its cached answer, set before the threads read it */
@@ -3376,7 +3411,7 @@ static void pfvm__nn_max_planes(pfvm_kctx *k, const pfvm__nn_2d *d, const float 
     {
         /* float: no soft double on Cortex-M */
         float work = (float)NC * (float)d->OH * (float)d->OW * (float)d->KH * (float)d->KW;
-        p.parts = work < 65536.0f ? 1 : PFVM__KTHREADS(k);
+        p.parts = work < PFVM__NN_DW_PAR_MIN ? 1 : PFVM__KTHREADS(k);
         if (p.parts > NC)
             p.parts = (int)NC;
         if (p.parts > 1) {
