@@ -363,6 +363,70 @@ static void pfvm__la_pack_a4(ptrdiff_t kc, const float *a, ptrdiff_t as_m, float
         d[3] = a3[p];
     }
 }
+
+#ifdef PFVM_LA_NO_WORKSPACE
+/* pfvm__la_kern_t4p for one column of B (b: contiguous along K): the
+ * fused multiply-adds of pfvm__la_kern_t4d1 in the same order (the same
+ * bits) with A's rows packed (8 instructions a step, 18 there). */
+static void pfvm__la_kern_t4p1(ptrdiff_t kc, const float *ap, const float *b, float *c, ptrdiff_t lc, float alpha)
+{
+    float c0, c1, c2, c3;
+    const float *end = ap + 4 * kc;
+    __asm__ volatile("vmov %[c0], %[z]\n\tvmov %[c1], %[z]\n\tvmov %[c2], %[z]\n\tvmov %[c3], %[z]\n\t"
+                     "cmp %[ap], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[ap]!, {s16-s19}\n\t"
+                     "vldmia %[b]!, {s20}\n\t"
+                     "vfma.f32 %[c0], s16, s20\n\t"
+                     "vfma.f32 %[c1], s17, s20\n\t"
+                     "vfma.f32 %[c2], s18, s20\n\t"
+                     "vfma.f32 %[c3], s19, s20\n\t"
+                     "cmp %[ap], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [ap] "+r"(ap), [b] "+r"(b), [c0] "=&t"(c0), [c1] "=&t"(c1), [c2] "=&t"(c2), [c3] "=&t"(c3)
+                     : [end] "r"(end), [z] "r"(0)
+                     : "s16", "s17", "s18", "s19", "s20", "cc", "memory");
+    c[0] = PFVM__LA_FMA(alpha, c0, c[0]);
+    c[lc] = PFVM__LA_FMA(alpha, c1, c[lc]);
+    c[2 * lc] = PFVM__LA_FMA(alpha, c2, c[2 * lc]);
+    c[3 * lc] = PFVM__LA_FMA(alpha, c3, c[3 * lc]);
+}
+
+/* C += alpha * A * B for a transposed B (columns contiguous along K: Gemm
+ * with transB, the mlp's) and rows of A in fours, on 32-bit Arm without a
+ * workspace: what pfvm__la_t4_strided computes for it (the same fused
+ * multiply-adds into each entry in the same order: the same bits), with
+ * 32-bit arguments and no engine setup (about 230 instructions a product
+ * in pfvm__la_sgemm_in), and the last columns (fewer than 4) from A's
+ * packed rows too (pfvm__la_kern_t4p1). 0: not taken (m not a multiple of
+ * 4, fewer than 4 columns, another layout). */
+static int pfvm__la_t4_trows(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                             pfvm_la_pack_fn pack, const void *user, float *c, int64_t ldc)
+{
+    const pfvm_la_strided *b = (const pfvm_la_strided *)user;
+    float apack[4 * PFVM_LA_KC];
+    ptrdiff_t pc, i, j, kc, mm = (ptrdiff_t)m, nn = (ptrdiff_t)n, kk = (ptrdiff_t)k, n4, sm, sn, lc;
+    if (pack != pfvm_la_pack_strided || as_k != 1 || b->s_k != 1 || b->s_n == 1 || m < 4 || m % 4 || n < 4 ||
+        k < 1 || m > PTRDIFF_MAX / 4 || n > PTRDIFF_MAX / 4 || k > PTRDIFF_MAX / 4)
+        return 0;
+    n4 = nn / 4 * 4, sm = (ptrdiff_t)as_m, sn = (ptrdiff_t)b->s_n, lc = (ptrdiff_t)ldc;
+    for (pc = 0; pc < kk; pc += kc) {
+        kc = kk - pc < PFVM_LA_KC ? kk - pc : PFVM_LA_KC;
+        for (i = 0; i < mm; i += 4) {
+            float *ci = c + i * lc;
+            const float *bp = b->data + pc;
+            pfvm__la_pack_a4(kc, a + i * sm + pc, sm, apack);
+            for (j = 0; j < n4; j += 4)
+                pfvm__la_kern_t4p(kc, apack, bp + j * sn, sn, ci + j, lc, alpha);
+            for (; j < nn; j++)
+                pfvm__la_kern_t4p1(kc, apack, bp + j * sn, ci + j, lc, alpha);
+        }
+    }
+    return 1;
+}
+#endif
 #endif
 
 /* pfvm__la_kern_t4d for one column of B (the last ones of a transposed B,
@@ -1472,6 +1536,10 @@ static void pfvm__la_sgemm_ws_e(int64_t m, int64_t n, int64_t k, float alpha, co
         return;
     }
 #ifdef PFVM_LA_NO_WORKSPACE
+#ifdef PFVM__LA_T4_ASM
+    if (!e && pfvm__la_t4_trows(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc))
+        return;
+#endif
     /* the workspace reserved at bind holds the small blocks (pfvm_la_sgemm_ws_floats) */
     if (ws) {
         int64_t kc = k < PFVM_LA_KC ? k : PFVM_LA_KC;
@@ -2108,9 +2176,17 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
         const float *c = (const float *)Cb->data;
         float *y = (float *)Y->data;
         ptrdiff_t i, j, m = (ptrdiff_t)Y->dims[0], n = (ptrdiff_t)Y->dims[1];
-        for (i = 0; i < m; i++, y += n)
-            for (j = 0; j < n; j++)
+        for (i = 0; i < m; i++, y += n) {
+            /* four a step: a quarter of the loop's steps where -Os unrolls nothing */
+            for (j = 0; j + 4 <= n; j += 4) {
                 y[j] = beta * c[j];
+                y[j + 1] = beta * c[j + 1];
+                y[j + 2] = beta * c[j + 2];
+                y[j + 3] = beta * c[j + 3];
+            }
+            for (; j < n; j++)
+                y[j] = beta * c[j];
+        }
         return PFVM_OK;
     }
     b.c = Cb;
@@ -2120,14 +2196,53 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
     return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
 }
 
+/* Gemm's attributes, read once at bind by its prepare hook (k->state):
+ * four look-ups a run were about 400 instructions a Gemm on a Cortex-M4
+ * (the mlp's two: 3,200 multiply-adds). */
+typedef struct pfvm__la_gemm_st {
+    const pfvm_node *node; /* whose attributes: a state of another kind is not taken */
+    int ta, tb;
+    float alpha, beta;     /* float attributes, kept in float: a float32 model's Gemm needs no double arithmetic */
+} pfvm__la_gemm_st;
+
+static void pfvm__la_gemm_read(const pfvm_node *n, pfvm__la_gemm_st *a)
+{
+    a->node = n;
+    a->ta = pfvm_node_attr_int(n, "transA", 0) != 0;
+    a->tb = pfvm_node_attr_int(n, "transB", 0) != 0;
+    a->alpha = pfvm_node_attr_float(n, "alpha", 1.0f);
+    a->beta = pfvm_node_attr_float(n, "beta", 1.0f);
+}
+
+static pfvm_code pfvm__la_prep_gemm(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
+                                    void (**free_fn)(void *))
+{
+    pfvm__la_gemm_st *a = (pfvm__la_gemm_st *)*state;
+    (void)consts;
+    if (a && *free_fn == pfvm__free && a->node == k->node)
+        return PFVM_OK; /* kept from an earlier bind */
+    if (!(a = (pfvm__la_gemm_st *)pfvm__malloc(sizeof *a)))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory for its attributes");
+    pfvm__la_gemm_read(k->node, a);
+    *state = a;
+    *free_fn = pfvm__free;
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
 {
     const pfvm_tensor *A = k->in[0], *B = k->in[1], *Cb = k->n_in > 2 ? k->in[2] : NULL;
     pfvm_tensor *Y = k->out[0];
-    int ta = pfvm_node_attr_int(k->node, "transA", 0) != 0, tb = pfvm_node_attr_int(k->node, "transB", 0) != 0;
-    /* float attributes, kept in float: a float32 model's Gemm needs no double arithmetic */
-    float alpha = pfvm_node_attr_float(k->node, "alpha", 1.0f), beta = pfvm_node_attr_float(k->node, "beta", 1.0f);
+    const pfvm__la_gemm_st *kept = (const pfvm__la_gemm_st *)k->state;
+    pfvm__la_gemm_st at;
+    int ta, tb;
+    float alpha, beta;
     int64_t m, n, kk, dims[2];
+    if (kept && kept->node == k->node)
+        at = *kept;
+    else
+        pfvm__la_gemm_read(k->node, &at);
+    ta = at.ta, tb = at.tb, alpha = at.alpha, beta = at.beta;
     if (A->rank != 2 || B->rank != 2)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "Gemm inputs must be matrices (ranks %d and %d)", A->rank,
                              B->rank);
@@ -2475,6 +2590,6 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
      "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm_acl_matmul, pfvm__la_matmul_ws, NULL, NULL},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm_acl_gemm, pfvm__la_gemm_ws, NULL, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm_acl_gemm, pfvm__la_gemm_ws, pfvm__la_prep_gemm, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
