@@ -26165,8 +26165,9 @@ __attribute__((always_inline)) static inline void pfvm__la_kern_t4p(ptrdiff_t kc
 }
 
 /* A's rows i..i+3, steps 0..kc of K (contiguous), as pfvm__la_kern_t4p
- * reads them; pointer-sized indices (no 64-bit products on the M4). */
-static void pfvm__la_pack_a4(ptrdiff_t kc, const float *a, ptrdiff_t as_m, float *d)
+ * reads them; pointer-sized indices (no 64-bit products on the M4).
+ * Inlined: a call a strip cost dscnn 11,600 instructions. */
+__attribute__((always_inline)) static inline void pfvm__la_pack_a4(ptrdiff_t kc, const float *a, ptrdiff_t as_m, float *d)
 {
     const float *a1 = a + as_m, *a2 = a1 + as_m, *a3 = a2 + as_m;
     ptrdiff_t p;
@@ -26209,35 +26210,45 @@ static void pfvm__la_kern_t4p1(ptrdiff_t kc, const float *ap, const float *b, fl
 }
 
 /* C += alpha * A * B for a transposed B (columns contiguous along K: Gemm
- * with transB, the mlp's) and rows of A in fours, on 32-bit Arm without a
- * workspace: what pfvm__la_t4_strided computes for it (the same fused
- * multiply-adds into each entry in the same order: the same bits), with
- * 32-bit arguments and no engine setup (about 230 instructions a product
- * in pfvm__la_sgemm_in), and the last columns (fewer than 4) from A's
- * packed rows too (pfvm__la_kern_t4p1). 0: not taken (m not a multiple of
- * 4, fewer than 4 columns, another layout). */
+ * with transB, the mlp's), rows 0..m4 of A (a multiple of 4), on 32-bit
+ * Arm without a workspace: what pfvm__la_t4_strided computed for them
+ * (the same fused multiply-adds into each entry in the same order: the
+ * same bits), the last columns (fewer than 4) from A's packed rows too
+ * (pfvm__la_kern_t4p1). A frame of its own: its 2 KB of packed A only on
+ * the stack of the products that take it. */
+__attribute__((noinline)) static void pfvm__la_t4_trows_run(ptrdiff_t m4, ptrdiff_t n, ptrdiff_t k, float alpha,
+                                                     const float *a, ptrdiff_t sm, const float *b, ptrdiff_t sn,
+                                                     float *c, ptrdiff_t lc)
+{
+    float apack[4 * PFVM_LA_KC];
+    ptrdiff_t pc, i, j, kc, n4 = n / 4 * 4;
+    for (pc = 0; pc < k; pc += kc) {
+        kc = k - pc < PFVM_LA_KC ? k - pc : PFVM_LA_KC;
+        for (i = 0; i < m4; i += 4) {
+            float *ci = c + i * lc;
+            const float *bp = b + pc;
+            pfvm__la_pack_a4(kc, a + i * sm + pc, sm, apack);
+            for (j = 0; j < n4; j += 4)
+                pfvm__la_kern_t4p(kc, apack, bp + j * sn, sn, ci + j, lc, alpha);
+            for (; j < n; j++)
+                pfvm__la_kern_t4p1(kc, apack, bp + j * sn, ci + j, lc, alpha);
+        }
+    }
+}
+
+/* The whole product that way when m is a multiple of 4 (at least 4 rows
+ * and 4 columns), with 32-bit arguments and none of
+ * pfvm__la_sgemm_in's setup (about 230 instructions a product): 0 when
+ * not taken. */
 static int pfvm__la_t4_trows(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
                              pfvm_la_pack_fn pack, const void *user, float *c, int64_t ldc)
 {
     const pfvm_la_strided *b = (const pfvm_la_strided *)user;
-    float apack[4 * PFVM_LA_KC];
-    ptrdiff_t pc, i, j, kc, mm = (ptrdiff_t)m, nn = (ptrdiff_t)n, kk = (ptrdiff_t)k, n4, sm, sn, lc;
     if (pack != pfvm_la_pack_strided || as_k != 1 || b->s_k != 1 || b->s_n == 1 || m < 4 || m % 4 || n < 4 ||
         k < 1 || m > PTRDIFF_MAX / 4 || n > PTRDIFF_MAX / 4 || k > PTRDIFF_MAX / 4)
         return 0;
-    n4 = nn / 4 * 4, sm = (ptrdiff_t)as_m, sn = (ptrdiff_t)b->s_n, lc = (ptrdiff_t)ldc;
-    for (pc = 0; pc < kk; pc += kc) {
-        kc = kk - pc < PFVM_LA_KC ? kk - pc : PFVM_LA_KC;
-        for (i = 0; i < mm; i += 4) {
-            float *ci = c + i * lc;
-            const float *bp = b->data + pc;
-            pfvm__la_pack_a4(kc, a + i * sm + pc, sm, apack);
-            for (j = 0; j < n4; j += 4)
-                pfvm__la_kern_t4p(kc, apack, bp + j * sn, sn, ci + j, lc, alpha);
-            for (; j < nn; j++)
-                pfvm__la_kern_t4p1(kc, apack, bp + j * sn, ci + j, lc, alpha);
-        }
-    }
+    pfvm__la_t4_trows_run((ptrdiff_t)m, (ptrdiff_t)n, (ptrdiff_t)k, alpha, a, (ptrdiff_t)as_m, b->data,
+                          (ptrdiff_t)b->s_n, c, (ptrdiff_t)ldc);
     return 1;
 }
 #endif
@@ -27015,6 +27026,15 @@ static int pfvm__la_t4_strided(int64_t m, int64_t n, int64_t k, float alpha, con
     ptrdiff_t lc = (ptrdiff_t)ldc, sk = (ptrdiff_t)b->s_k, sn = (ptrdiff_t)b->s_n;
     if ((sn != 1 && sk != 1) || !m4 || !n4 || (e && sn != 1)) /* the transposed tile has no epilogue */
         return 0;
+#if defined(PFVM__LA_T4_ASM) && defined(PFVM_LA_NO_WORKSPACE)
+    if (sn != 1) { /* a transposed B: one copy of that loop nest (flash) */
+        pfvm__la_t4_trows_run(m4, (ptrdiff_t)n, (ptrdiff_t)k, alpha, a, sm, b->data, sn, c, lc);
+        if (m4 < m)
+            pfvm__la_t4_inplace(m - m4, n, k, alpha, a + m4 * sm, as_m, pfvm_la_pack_strided, (void *)b, c + m4 * lc,
+                                ldc, bpack, apack, NULL);
+        return 1;
+    }
+#endif
     for (pc = 0; pc < k; pc += kc) {
         kc = k - pc < PFVM_LA_KC ? (ptrdiff_t)(k - pc) : PFVM_LA_KC;
 #ifdef PFVM__LA_T4_ASM

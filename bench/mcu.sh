@@ -186,18 +186,18 @@ output bit-exact with the host build, on the M4 and the M7):
 
 | | before | now | target |
 | --- | ---: | ---: | ---: |
-| instructions per MAC, mlp (3,200 MACs) | 7.99 (25,560 / inference) | 6.56 (21,000) | <= 3 (9,600) |
+| instructions per MAC, mlp (3,200 MACs) | 7.99 (25,560 / inference) | 6.54 (20,920) | <= 3 (9,600) |
 | instructions per MAC, digits | 2.44 (824,200) | 2.44 (823,280) | <= 3 |
-| instructions per MAC, mlp_mnist | 2.93 (297,320) | 2.92 (296,400) | <= 3 |
-| instructions per MAC, dscnn | 2.39 (6,358,240) | 2.39 (6,357,800) | <= 3 |
+| instructions per MAC, mlp_mnist | 2.93 (297,320) | 2.92 (296,360) | <= 3 |
+| instructions per MAC, dscnn | 2.39 (6,358,240) | 2.40 (6,369,440) | <= 3 |
 | instructions per MAC, cnn_small | 2.89 (593,080) | 2.89 (592,640) | <= 3 |
 | heap peak, dscnn | 282.8 KB | 266.7 KB | 266.7 KB (the twelfth round's) |
-| pfvm flash, digits_planned | 46.0 KB | 47.3 KB | <= 32 KB |
+| pfvm flash, digits_planned | 46.0 KB | 46.4 KB | <= 32 KB |
 
 MD
     cat <<'MD'
 What changed (mlp's run profiled with `python3 bench/qemu_profile.py ELF
-LOG`: 25,539 instructions before, 20,971 now):
+LOG`: 25,539 instructions before, 20,895 now):
 
 - GELU as torch writes it out (Div by sqrt 2, Erf, Add 1, Mul by x, Mul
   by 0.5) runs as one call per block on 32-bit cores (`PFVM__FUSE_FOLD`,
@@ -219,8 +219,12 @@ LOG`: 25,539 instructions before, 20,971 now):
   arguments, without `pfvm__la_sgemm_in`'s setup (about 230 instructions
   a product), and the last columns (fewer than 4) from A's packed rows
   (`pfvm__la_kern_t4p1`: 8 instructions a step for 4 multiply-adds where
-  `pfvm__la_kern_t4d1` took 18). The mlp's two products: 7,246 -> 6,585
-  instructions (A's packing, `pfvm__la_pack_a4`, 694 of them).
+  `pfvm__la_kern_t4d1` took 18). The mlp's two products: 7,246 -> 6,427
+  instructions. On those cores `pfvm__la_t4_strided` runs every
+  transposed B through the same loop nest (one copy in flash; its 2 KB
+  of packed A in a frame of its own), with the tile and A's packing
+  inlined (a call per tile or strip cost dscnn 16,000 and 11,600
+  instructions).
 - LayerNormalization's normalize loop four values a step and its float32
   test out of the row loop (1,875 -> 1,597), Gemm's bias fill four a
   step.
@@ -228,10 +232,15 @@ LOG`: 25,539 instructions before, 20,971 now):
   kind, type and rank, one a dim: 9 per input and output, were 10 int64;
   a dim beyond 32 bits is not kept, that run sets the walk up again):
   dscnn's heap peak back to 266.7 KB, the twelfth round's block count.
+- Costs: the mlp's run stack 3.1 -> 5.1 KB (the row of tiles' packed A);
+  dscnn 0.2% more instructions (6,357,800 with the tile loop inlined in
+  `pfvm__la_sgemm_in`, 6,369,440 with one copy in its own function: its
+  transposed products are many and small); digits_planned's flash 46.0
+  -> 46.4 KB (the Gemm prepare hook, the last-columns kernel).
 - Not reached: 3 instructions per MAC on mlp (9,600 per inference; now
-  6.6). What is left of its 20,971: the Gemm tiles (4,416 in the 4x4
+  6.5). What is left of its 20,895: the Gemm tiles (4,416 in the 4x4
   kernel's inner loop, 23 instructions per 16 multiply-adds with B's
-  columns read in place; about 1,500 in the tiles' stores and zeroing, 694
+  columns read in place; the rest in the tiles' stores and zeroing and in
   packing A) and Gemm's kernel (1,328: bias fill, output, work count),
   GELU (3,508: erf's polynomial constants reloaded from the literal pool
   every value under -Os, its tail's exp for |x| > 0.92),
@@ -240,8 +249,7 @@ LOG`: 25,539 instructions before, 20,971 now):
   executor's per-node work (work count, kernel call, output allocation:
   about 2,000). Next: GELU's loop in assembly with its constants in
   registers, B packed at bind for small transposed Gemms (one `vldm` for
-  B's four values: 20 instructions per 16 multiply-adds), `pfvm__la_pack_a4`
-  inlined (a call per strip now).
+  B's four values: 20 instructions per 16 multiply-adds).
 
 MD
     cat <<'MD'
