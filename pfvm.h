@@ -1694,6 +1694,22 @@ typedef void (*pfvm_fuse_kernel)(float *d, const float *const *s, const void *pa
 #define PFVM_FUSE_IN(i) (i)
 #define PFVM_FUSE_OUT(j) (4096 + (j))
 
+/* GELU written out (x * (erf(x / a) + b) * c, torch's export: Div, Erf,
+ * Add, Mul, Mul) folded into one call per block on 32-bit cores, where
+ * each step's loop and call cost as much as its arithmetic (the mlp's
+ * GELU: five kernels over 128 values); PFVM_FUSE_FOLD asks for it
+ * elsewhere (tests). The Erf hook declares with pfvm_fuse_gelu_form the
+ * kernel that computes d = (x * (erf(x / a) + b)) * c from s[0] = x, each
+ * step rounded as the separate instructions round it (the same bits),
+ * the multiplication by x in the order the Mul instruction has it. */
+#if !defined(PFVM__FUSE_FOLD) && \
+    (defined(PFVM_FUSE_FOLD) || !(defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(_M_ARM64)))
+#define PFVM__FUSE_FOLD 1
+#endif
+typedef struct pfvm_fuse_gelu_params {
+    float a, b, c; /* the fixed inputs of the Div, the Add and the last Mul */
+    int x_second;  /* the Mul is (erf(..) + b) * x, not x * (erf(..) + b) */
+} pfvm_fuse_gelu_params;
 /* Micro-ops: simple float32 operations that the engine runs several of in
  * one pass over a block, values kept in CPU registers between them, when
  * instructions chain (each result read only by the next instruction, as
@@ -3619,6 +3635,8 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, co
  * second source is one value for the whole run (a scalar group input):
  * `fn` computes the same results reading only s[1][0]. */
 PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn);
+/* The instruction just emitted is erf(s0) (one source); fn: its GELU form. */
+PFVM_INTERNAL pfvm_code pfvm_fuse_gelu_form(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn);
 /* The instruction just emitted is micro-op `uop` (binary ones need two
  * sources, unary ones one). */
 PFVM_INTERNAL pfvm_code pfvm_fuse_uop(pfvm_fuse_ctx *f, int uop);
@@ -17625,6 +17643,7 @@ typedef struct pfvm__ew_op {
     pfvm_dtype z_in;   /* PFVM_FLOAT (float32 math) or PFVM_BOOL (logic) */
     pfvm_fuse_kernel zc; /* binary: z with a second operand that is one value (read from s[1][0]), or NULL */
     int uop;           /* the micro-op z is (PFVM_FUSE_U_*, src/ops/fused.h), or 0 */
+    pfvm_fuse_kernel zg; /* Erf: z's GELU form (pfvm_fuse_gelu_form), or NULL */
 } pfvm__ew_op;
 
 /* One scalar expression over x0 (and x1) becomes three functions: the double
@@ -18336,6 +18355,29 @@ PFVM__EW_UNARY_X(asinh, float, PFVM__EW_MATH(asinhf, asinh, x0))
 PFVM__EW_UNARY_X(acosh, float, PFVM__EW_MATH(acoshf, acosh, x0))
 PFVM__EW_UNARY_X(atanh, float, PFVM__EW_MATH(atanhf, atanh, x0))
 PFVM__EW_UNARY_X(erf, float, PFVM__EW_MATH(erff, erf, x0))
+#ifdef PFVM__FUSE_FOLD
+/* Erf's GELU form (src/ops/fused.h): the steps of the Div, Erf, Add and
+ * two Mul kernels (pfvm__ew_zc_div, pfvm__ew_z_erf, pfvm__ew_zc_add,
+ * pfvm__ew_z_mul, pfvm__ew_zc_mul) value by value, each rounded as there:
+ * the same bits, one pass. d may be s[0] (each value read first). */
+static void pfvm__ew_zg_erf(float *y, const float *const *s, const void *pv)
+{
+    const pfvm_fuse_gelu_params *g = (const pfvm_fuse_gelu_params *)pv;
+    const float *x = s[0];
+    const float a = g->a, b = g->b, c = g->c;
+    int e;
+    if (g->x_second)
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {
+            float v = x[e], t = pfvm__ew_erff(v / a) + b;
+            y[e] = (t * v) * c;
+        }
+    else
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {
+            float v = x[e], t = pfvm__ew_erff(v / a) + b;
+            y[e] = (v * t) * c;
+        }
+}
+#endif
 PFVM__EW_UNARY_CTF(sigmoid, float, float, PFVM__EW_MATH(sigmoidf, pfvm__ew_sigmoid, x0), PFVM__EW_SIGMOID_FAST)
 PFVM__EW_UNARY_X(relu, float, x0 > 0 ? x0 : (pfvm__ew_ct)0)
 PFVM__EW_INT1(relu, u || x0 > 0 ? x0 : 0)
@@ -18712,17 +18754,23 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, float a
 #else
 #define PFVM__EW_FN(name) NULL
 #endif
-#define PFVM__EW_OP_FI(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
-#define PFVM__EW_OP_F(name, out) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
-#define PFVM__EW_OP_FU(name, out, u) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u}
+#define PFVM__EW_OP_FI(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0, NULL}
+#define PFVM__EW_OP_F(name, out) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0, NULL}
+/* Erf: with its GELU form where the engine folds GELU (PFVM__FUSE_FOLD) */
+#ifdef PFVM__FUSE_FOLD
+#define PFVM__EW_OP_FG(name, out) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0, pfvm__ew_zg_##name}
+#else
+#define PFVM__EW_OP_FG(name, out) PFVM__EW_OP_F(name, out)
+#endif
+#define PFVM__EW_OP_FU(name, out, u) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u, NULL}
 /* binary (PFVM__EW_BINARY): with the kernel for a second operand that is one value */
-#define PFVM__EW_OP_FI2(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, 0}
+#define PFVM__EW_OP_FI2(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, 0, NULL}
 /* the same, declaring the fused kernel micro-op u */
-#define PFVM__EW_OP_FIU(name, out, u) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u}
-#define PFVM__EW_OP_FI2U(name, out, u) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, u}
-#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED, NULL, 0}
+#define PFVM__EW_OP_FIU(name, out, u) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u, NULL}
+#define PFVM__EW_OP_FI2U(name, out, u) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, u, NULL}
+#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED, NULL, 0, NULL}
 /* logic on bools, with a fused kernel over 0/1 registers */
-#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL, NULL, 0}
+#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL, NULL, 0, NULL}
 
 /* ---- fuse hooks ---------------------------------------------------------------------- */
 
@@ -18753,6 +18801,8 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
     if ((rc = pfvm_fuse_emit(f, op->z, &q, sizeof q, PFVM_FUSE_OUT(0), k, src)) != PFVM_OK)
         return rc;
     if (k == 2 && op->zc && (rc = pfvm_fuse_variant(f, op->zc)) != PFVM_OK)
+        return rc;
+    if (k == 1 && op->zg && (rc = pfvm_fuse_gelu_form(f, op->zg)) != PFVM_OK)
         return rc;
     return op->uop ? pfvm_fuse_uop(f, op->uop) : PFVM_OK;
 }
@@ -18801,7 +18851,7 @@ PFVM__EW_KERNEL1(tanh, PFVM__EW_OP_F(tanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL1(asinh, PFVM__EW_OP_F(asinh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL1(acosh, PFVM__EW_OP_F(acosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL1(atanh, PFVM__EW_OP_F(atanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL1(erf, PFVM__EW_OP_F(erf, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(erf, PFVM__EW_OP_FG(erf, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL1(sigmoid, PFVM__EW_OP_FU(sigmoid, PFVM_FLOAT, PFVM_FUSE_U_SIGMOID), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL1(relu, PFVM__EW_OP_FIU(relu, PFVM_FLOAT, PFVM_FUSE_U_RELU), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL1(leakyrelu, PFVM__EW_OP_F(leakyrelu, PFVM_FLOAT), PFVM_UNDEFINED, 0.01, 0)
@@ -21440,6 +21490,8 @@ typedef struct pfvm__fz_ins {
     pfvm_fuse_kernel fn_c;     /* fn when s[1] is one value (pfvm_fuse_variant), or NULL */
     pfvm_fuse_kernel run;      /* what this run calls: fn or fn_c */
     int uop;                   /* PFVM_FUSE_U_*: the micro-op it also is, or PFVM_FUSE_U_NONE */
+    pfvm_fuse_kernel fn_gelu;  /* erf: its GELU form (pfvm_fuse_gelu_form), or NULL */
+    int fold;                  /* this run: GELU's five steps from here run as one call (PFVM__FUSE_FOLD) */
     int chain;                 /* this run: instructions run as one micro-op chain from here (0, 1: none) */
     int s1_fixed;              /* this run: s[1] is one value for the whole run (a fixed input) */
     int d, n_src;              /* slots while compiling, registers after */
@@ -21501,14 +21553,15 @@ typedef struct pfvm__fz_prog {
     int64_t *chunk_at, *chunk_len, *chunk_off; /* PFVM_FUSE_BLOCK each; offs per sink */
     /* the last run's walk, reused while the shapes stay (pfvm__fz_same_shapes):
      * programs without reductions */
-    int64_t *memo_sig;    /* (n_in + n_out) * PFVM__FZ_SIG_WORDS: each tensor's kind, type, rank, dims */
+    int32_t *memo_sig;    /* (n_in + n_out) * PFVM__FZ_SIG_WORDS: each tensor's kind, type, rank, dims
+                           * (32-bit: a group's shapes are kept for the run's life; dscnn's heap) */
     int memo_ok;          /* memo_* below hold the walk of the shapes in memo_sig */
     int dry;              /* pfvm__fz_run at bind: the walk's setup only, no data read or written */
     int memo_rank, memo_r;
     int64_t memo_S[PFVM_MAX_RANK], memo_D[PFVM_MAX_RANK], memo_inner, memo_total;
 } pfvm__fz_prog;
 
-#define PFVM__FZ_SIG_WORDS (2 + PFVM_MAX_RANK)
+#define PFVM__FZ_SIG_WORDS (1 + PFVM_MAX_RANK)
 
 static void pfvm__fz_prog_free(pfvm__fz_prog *p)
 {
@@ -21680,6 +21733,19 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn)
         if (in->n_src != 2)
             return pfvm_fuse_refuse(f, "malformed variant");
         in->fn_c = fn;
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_gelu_form(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn)
+{
+    if (!fn)
+        return pfvm_fuse_refuse(f, "malformed GELU form");
+    if (f->prog && stbds_arrlen(f->prog->ins)) {
+        pfvm__fz_ins *in = &f->prog->ins[stbds_arrlen(f->prog->ins) - 1];
+        if (in->n_src != 1)
+            return pfvm_fuse_refuse(f, "malformed GELU form");
+        in->fn_gelu = fn;
     }
     return PFVM_OK;
 }
@@ -22024,7 +22090,7 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
     p->st = (int64_t *)pfvm__calloc((size_t)(n_in + 1) * PFVM_MAX_RANK + 1, sizeof *p->st);
     p->off = (int64_t *)pfvm__calloc((size_t)n_in + 2, sizeof *p->off);
     p->fixed = (unsigned char *)pfvm__calloc((size_t)n_in + 2, 1);
-    p->memo_sig = (int64_t *)pfvm__calloc((size_t)(n_in + p->n_out) * PFVM__FZ_SIG_WORDS + 1, sizeof *p->memo_sig);
+    p->memo_sig = (int32_t *)pfvm__calloc((size_t)(n_in + p->n_out) * PFVM__FZ_SIG_WORDS + 1, sizeof *p->memo_sig);
     p->in_copy = (void **)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_copy);
     p->in_copy_size = (size_t *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_copy_size);
     out_slot = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *out_slot);
@@ -22444,19 +22510,72 @@ static int pfvm__fz_uop_ok(const pfvm__fz_prog *p, const pfvm__fz_ins *in)
     return 0;
 }
 
+#ifdef PFVM__FUSE_FOLD
+/* Register r, written before instruction w reads it, is read by nothing
+ * after w (w overwrites it, or nobody reads it again). */
+static int pfvm__fz_last_read(const pfvm__fz_prog *p, int r, int w)
+{
+    return p->ins[w].d == r || pfvm__fz_dead_after(p, r, w);
+}
+
+/* Do ins[i..i+4] compute GELU as torch writes it out: t1 = x / a,
+ * t2 = erf(t1), t3 = t2 + b, t4 = x * t3 (or t3 * x), y = t4 * c, with
+ * a, b and c fixed inputs (one value this run) and t1..t4 read by nothing
+ * else? Then pfvm__fz_exec_block runs the Erf hook's GELU form instead. */
+static int pfvm__fz_gelu_at(const pfvm__fz_prog *p, int i)
+{
+    const pfvm__fz_ins *dv = &p->ins[i], *ef = dv + 1, *ad = dv + 2, *mu = dv + 3, *sc = dv + 4;
+    int x = dv->s[0];
+    if (dv->uop != PFVM_FUSE_U_DIV || !dv->s1_fixed || !ef->fn_gelu || ef->n_src != 1 || ef->s[0] != dv->d)
+        return 0;
+    if (ad->uop != PFVM_FUSE_U_ADD || !ad->s1_fixed || ad->s[0] != ef->d || sc->uop != PFVM_FUSE_U_MUL ||
+        !sc->s1_fixed || sc->s[0] != mu->d || mu->uop != PFVM_FUSE_U_MUL || mu->n_src != 2 || mu->s1_fixed)
+        return 0;
+    if (!((mu->s[0] == x && mu->s[1] == ad->d) || (mu->s[0] == ad->d && mu->s[1] == x)))
+        return 0;
+    /* x still x at the Mul; the temporaries nobody else's */
+    if (dv->d == x || ef->d == x || ad->d == x || dv->s[1] == x)
+        return 0;
+    return pfvm__fz_last_read(p, dv->d, i + 1) && pfvm__fz_last_read(p, ef->d, i + 2) &&
+           pfvm__fz_last_read(p, ad->d, i + 3) && pfvm__fz_last_read(p, mu->d, i + 4);
+}
+
+/* Runs the GELU folded at ins[i] (pfvm__fz_gelu_at) over the block. */
+static void pfvm__fz_exec_gelu(pfvm__fz_prog *p, int i)
+{
+    const pfvm__fz_ins *dv = &p->ins[i];
+    const float *src[1];
+    pfvm_fuse_gelu_params g;
+    g.a = p->ptr[dv->s[1]][0];
+    g.b = p->ptr[dv[2].s[1]][0];
+    g.c = p->ptr[dv[4].s[1]][0];
+    g.x_second = dv[3].s[1] == dv->s[0];
+    src[0] = p->ptr[dv->s[0]];
+    dv[1].fn_gelu(p->ptr[dv[4].d], src, &g);
+}
+#endif
+
 /* Marks this run's chains: runs of micro-op instructions where each result
  * is the next one's first source and read by nothing else. */
 static void pfvm__fz_chains(pfvm__fz_prog *p)
 {
     int n = (int)stbds_arrlen(p->ins), i, len;
     for (i = 0; i < n; i++)
-        p->ins[i].chain = 0;
+        p->ins[i].chain = p->ins[i].fold = 0;
     p->n_steps = n;
+#ifdef PFVM__FUSE_FOLD
+    for (i = 0; i + 5 <= n; i++)
+        if (pfvm__fz_gelu_at(p, i)) {
+            p->ins[i].fold = 5;
+            p->n_steps -= 4;
+            i += 4;
+        }
+#endif
     if (!pfvm__fz_uchain_ok())
         return;
     for (i = 0; i < n; i += len) {
-        len = 1;
-        if (!pfvm__fz_uop_ok(p, &p->ins[i]))
+        len = p->ins[i].fold ? p->ins[i].fold : 1;
+        if (p->ins[i].fold || !pfvm__fz_uop_ok(p, &p->ins[i]))
             continue;
         while (i + len < n && len < PFVM__FZ_MAX_CHAIN) {
             const pfvm__fz_ins *a = &p->ins[i + len - 1], *b = &p->ins[i + len];
@@ -22498,6 +22617,13 @@ static void pfvm__fz_exec_block(pfvm__fz_prog *p)
     int n = (int)stbds_arrlen(p->ins), ns = (int)stbds_arrlen(p->sinks), i, j, c;
     for (i = 0; i < n; i++) {
         const pfvm__fz_ins *in = &p->ins[i];
+#ifdef PFVM__FUSE_FOLD
+        if (in->fold) {
+            pfvm__fz_exec_gelu(p, i);
+            i += in->fold - 1;
+            continue;
+        }
+#endif
         if (in->chain > 1) {
             pfvm__fz_exec_chain(p, i, in->chain);
             i += in->chain - 1;
@@ -23059,20 +23185,26 @@ static int pfvm__fz_fixed_read_all(const pfvm__fz_prog *p, int r)
  * storing them: 1 when equal and that run's walk is kept (p->memo_ok). */
 static int pfvm__fz_same_shapes(pfvm__fz_prog *p, const pfvm_kctx *k)
 {
-    int64_t *s = p->memo_sig, w[2];
+    int32_t *s = p->memo_sig, w, *head;
     int same = p->memo_ok, j, d, n = p->n_in + p->n_out;
     for (j = 0; j < n; j++) {
         const pfvm_tensor *t = j < p->n_in ? k->in[j] : k->out[j - p->n_in];
         int rank = t && t->rank > 0 && t->rank <= PFVM_MAX_RANK ? t->rank : 0;
-        w[0] = t ? ((int64_t)t->kind * 1024 + (int64_t)t->dtype) * 2 + (t->data != NULL) : -1;
-        w[1] = t ? t->rank : 0;
-        for (d = 0; d < 2; d++) {
-            same &= *s == w[d];
-            *s++ = w[d];
-        }
+        /* one word: kind, type, storage present, rank (-1..8 in 4 bits) */
+        w = t ? (((int32_t)t->kind * 1024 + (int32_t)t->dtype) * 2 + (t->data != NULL)) * 16 + (t->rank & 15) : -1;
+        head = s;
+        same &= *s == w;
+        *s++ = w;
+        if (t && (t->rank < -1 || t->rank > 15)) /* beyond the word's 4 bits: not kept */
+            *head = -2, same = 0;
         for (d = 0; d < rank; d++) {
-            same &= *s == t->dims[d];
-            *s++ = t->dims[d];
+            int64_t v = t->dims[d];
+            if (v < 0 || v > INT32_MAX) { /* does not fit: not kept (no later run matches) */
+                *head = -2;
+                same = 0;
+            }
+            same &= *s == (int32_t)v;
+            *s++ = (int32_t)v;
         }
     }
     return same;
@@ -26273,9 +26405,10 @@ static void pfvm__la_kern_t4d(ptrdiff_t kc, const float *a, ptrdiff_t as_m, cons
 /* pfvm__la_kern_t4d with A's 4 rows packed (ap[4p + r]: one vldm a step;
  * eight pointers would not fit the asm's operands, and gcc -Os spills four
  * of them: 42 instructions per 16 multiply-adds, 23 here). The same fused
- * multiply-adds in the same order: the same bits. */
-static void pfvm__la_kern_t4p(ptrdiff_t kc, const float *ap, const float *b, ptrdiff_t sn, float *c, ptrdiff_t lc,
-                              float alpha)
+ * multiply-adds in the same order: the same bits. Inlined into both its
+ * callers (a call a tile: 16,000 more instructions in dscnn's run). */
+__attribute__((always_inline)) static inline void pfvm__la_kern_t4p(ptrdiff_t kc, const float *ap, const float *b,
+                                                                   ptrdiff_t sn, float *c, ptrdiff_t lc, float alpha)
 {
     float c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33;
     const float *q0 = b, *q1 = q0 + sn, *q2 = q1 + sn, *q3 = q2 + sn, *end = ap + 4 * kc;
@@ -26299,8 +26432,9 @@ static void pfvm__la_kern_t4p(ptrdiff_t kc, const float *ap, const float *b, ptr
 }
 
 /* A's rows i..i+3, steps 0..kc of K (contiguous), as pfvm__la_kern_t4p
- * reads them; pointer-sized indices (no 64-bit products on the M4). */
-static void pfvm__la_pack_a4(ptrdiff_t kc, const float *a, ptrdiff_t as_m, float *d)
+ * reads them; pointer-sized indices (no 64-bit products on the M4).
+ * Inlined: a call a strip cost dscnn 11,600 instructions. */
+__attribute__((always_inline)) static inline void pfvm__la_pack_a4(ptrdiff_t kc, const float *a, ptrdiff_t as_m, float *d)
 {
     const float *a1 = a + as_m, *a2 = a1 + as_m, *a3 = a2 + as_m;
     ptrdiff_t p;
@@ -26311,6 +26445,80 @@ static void pfvm__la_pack_a4(ptrdiff_t kc, const float *a, ptrdiff_t as_m, float
         d[3] = a3[p];
     }
 }
+
+#ifdef PFVM_LA_NO_WORKSPACE
+/* pfvm__la_kern_t4p for one column of B (b: contiguous along K): the
+ * fused multiply-adds of pfvm__la_kern_t4d1 in the same order (the same
+ * bits) with A's rows packed (8 instructions a step, 18 there). */
+static void pfvm__la_kern_t4p1(ptrdiff_t kc, const float *ap, const float *b, float *c, ptrdiff_t lc, float alpha)
+{
+    float c0, c1, c2, c3;
+    const float *end = ap + 4 * kc;
+    __asm__ volatile("vmov %[c0], %[z]\n\tvmov %[c1], %[z]\n\tvmov %[c2], %[z]\n\tvmov %[c3], %[z]\n\t"
+                     "cmp %[ap], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[ap]!, {s16-s19}\n\t"
+                     "vldmia %[b]!, {s20}\n\t"
+                     "vfma.f32 %[c0], s16, s20\n\t"
+                     "vfma.f32 %[c1], s17, s20\n\t"
+                     "vfma.f32 %[c2], s18, s20\n\t"
+                     "vfma.f32 %[c3], s19, s20\n\t"
+                     "cmp %[ap], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [ap] "+r"(ap), [b] "+r"(b), [c0] "=&t"(c0), [c1] "=&t"(c1), [c2] "=&t"(c2), [c3] "=&t"(c3)
+                     : [end] "r"(end), [z] "r"(0)
+                     : "s16", "s17", "s18", "s19", "s20", "cc", "memory");
+    c[0] = PFVM__LA_FMA(alpha, c0, c[0]);
+    c[lc] = PFVM__LA_FMA(alpha, c1, c[lc]);
+    c[2 * lc] = PFVM__LA_FMA(alpha, c2, c[2 * lc]);
+    c[3 * lc] = PFVM__LA_FMA(alpha, c3, c[3 * lc]);
+}
+
+/* C += alpha * A * B for a transposed B (columns contiguous along K: Gemm
+ * with transB, the mlp's), rows 0..m4 of A (a multiple of 4), on 32-bit
+ * Arm without a workspace: what pfvm__la_t4_strided computed for them
+ * (the same fused multiply-adds into each entry in the same order: the
+ * same bits), the last columns (fewer than 4) from A's packed rows too
+ * (pfvm__la_kern_t4p1). A frame of its own: its 2 KB of packed A only on
+ * the stack of the products that take it. */
+__attribute__((noinline)) static void pfvm__la_t4_trows_run(ptrdiff_t m4, ptrdiff_t n, ptrdiff_t k, float alpha,
+                                                     const float *a, ptrdiff_t sm, const float *b, ptrdiff_t sn,
+                                                     float *c, ptrdiff_t lc)
+{
+    float apack[4 * PFVM_LA_KC];
+    ptrdiff_t pc, i, j, kc, n4 = n / 4 * 4;
+    for (pc = 0; pc < k; pc += kc) {
+        kc = k - pc < PFVM_LA_KC ? k - pc : PFVM_LA_KC;
+        for (i = 0; i < m4; i += 4) {
+            float *ci = c + i * lc;
+            const float *bp = b + pc;
+            pfvm__la_pack_a4(kc, a + i * sm + pc, sm, apack);
+            for (j = 0; j < n4; j += 4)
+                pfvm__la_kern_t4p(kc, apack, bp + j * sn, sn, ci + j, lc, alpha);
+            for (; j < n; j++)
+                pfvm__la_kern_t4p1(kc, apack, bp + j * sn, ci + j, lc, alpha);
+        }
+    }
+}
+
+/* The whole product that way when m is a multiple of 4 (at least 4 rows
+ * and 4 columns), with 32-bit arguments and none of
+ * pfvm__la_sgemm_in's setup (about 230 instructions a product): 0 when
+ * not taken. */
+static int pfvm__la_t4_trows(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                             pfvm_la_pack_fn pack, const void *user, float *c, int64_t ldc)
+{
+    const pfvm_la_strided *b = (const pfvm_la_strided *)user;
+    if (pack != pfvm_la_pack_strided || as_k != 1 || b->s_k != 1 || b->s_n == 1 || m < 4 || m % 4 || n < 4 ||
+        k < 1 || m > PTRDIFF_MAX / 4 || n > PTRDIFF_MAX / 4 || k > PTRDIFF_MAX / 4)
+        return 0;
+    pfvm__la_t4_trows_run((ptrdiff_t)m, (ptrdiff_t)n, (ptrdiff_t)k, alpha, a, (ptrdiff_t)as_m, b->data,
+                          (ptrdiff_t)b->s_n, c, (ptrdiff_t)ldc);
+    return 1;
+}
+#endif
 #endif
 
 /* pfvm__la_kern_t4d for one column of B (the last ones of a transposed B,
@@ -27126,6 +27334,15 @@ static int pfvm__la_t4_strided(int64_t m, int64_t n, int64_t k, float alpha, con
     ptrdiff_t lc = (ptrdiff_t)ldc, sk = (ptrdiff_t)b->s_k, sn = (ptrdiff_t)b->s_n;
     if ((sn != 1 && sk != 1) || !m4 || !n4 || (e && sn != 1)) /* the transposed tile has no epilogue */
         return 0;
+#if defined(PFVM__LA_T4_ASM) && defined(PFVM_LA_NO_WORKSPACE)
+    if (sn != 1) { /* a transposed B: one copy of that loop nest (flash) */
+        pfvm__la_t4_trows_run(m4, (ptrdiff_t)n, (ptrdiff_t)k, alpha, a, sm, b->data, sn, c, lc);
+        if (m4 < m)
+            pfvm__la_t4_inplace(m - m4, n, k, alpha, a + m4 * sm, as_m, pfvm_la_pack_strided, (void *)b, c + m4 * lc,
+                                ldc, bpack, apack, NULL);
+        return 1;
+    }
+#endif
     for (pc = 0; pc < k; pc += kc) {
         kc = k - pc < PFVM_LA_KC ? (ptrdiff_t)(k - pc) : PFVM_LA_KC;
 #ifdef PFVM__LA_T4_ASM
@@ -27461,6 +27678,10 @@ static void pfvm__la_sgemm_ws_e(int64_t m, int64_t n, int64_t k, float alpha, co
         return;
     }
 #ifdef PFVM_LA_NO_WORKSPACE
+#ifdef PFVM__LA_T4_ASM
+    if (!e && pfvm__la_t4_trows(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc))
+        return;
+#endif
     /* the workspace reserved at bind holds the small blocks (pfvm_la_sgemm_ws_floats) */
     if (ws) {
         int64_t kc = k < PFVM_LA_KC ? k : PFVM_LA_KC;
@@ -28347,9 +28568,17 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
         const float *c = (const float *)Cb->data;
         float *y = (float *)Y->data;
         ptrdiff_t i, j, m = (ptrdiff_t)Y->dims[0], n = (ptrdiff_t)Y->dims[1];
-        for (i = 0; i < m; i++, y += n)
-            for (j = 0; j < n; j++)
+        for (i = 0; i < m; i++, y += n) {
+            /* four a step: a quarter of the loop's steps where -Os unrolls nothing */
+            for (j = 0; j + 4 <= n; j += 4) {
                 y[j] = beta * c[j];
+                y[j + 1] = beta * c[j + 1];
+                y[j + 2] = beta * c[j + 2];
+                y[j + 3] = beta * c[j + 3];
+            }
+            for (; j < n; j++)
+                y[j] = beta * c[j];
+        }
         return PFVM_OK;
     }
     b.c = Cb;
@@ -28357,6 +28586,25 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
     b.beta = PFVM__F64 ? (double)beta : 1.0;
     b.fbeta = beta;
     return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
+}
+
+/* Gemm's attributes, read once at bind by its prepare hook (k->state):
+ * four look-ups a run were about 400 instructions a Gemm on a Cortex-M4
+ * (the mlp's two: 3,200 multiply-adds). */
+typedef struct pfvm__la_gemm_st {
+    const pfvm_node *node; /* whose attributes: a state of another kind is not taken */
+    int ta, tb;
+    float alpha, beta;     /* float attributes, kept in float: a float32 model's Gemm needs no double arithmetic */
+    void *pack;            /* x86 with AVX-512: B packed for batch-1 products (pfvm__la_gemv_pack), else NULL */
+} pfvm__la_gemm_st;
+
+static void pfvm__la_gemm_read(const pfvm_node *n, pfvm__la_gemm_st *a)
+{
+    a->node = n;
+    a->ta = pfvm_node_attr_int(n, "transA", 0) != 0;
+    a->tb = pfvm_node_attr_int(n, "transB", 0) != 0;
+    a->alpha = pfvm_node_attr_float(n, "alpha", 1.0f);
+    a->beta = pfvm_node_attr_float(n, "beta", 1.0f);
 }
 
 #if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
@@ -28425,26 +28673,26 @@ __attribute__((target("avx512f"))) static void pfvm__la_gemv_panels(const pfvm__
     }
 }
 
-/* The packed weights in k->state when they are B's (n columns of k, transposed or not), NULL otherwise. */
-static const pfvm__la_gemv_pack *pfvm__la_gemv_pack_of(const pfvm_kctx *k, const pfvm_tensor *B, int tb)
+/* The packed weights kept by Gemm's prepare hook when they are B's (n columns of k, transposed or not), NULL
+ * otherwise. */
+static const pfvm__la_gemv_pack *pfvm__la_gemv_pack_of(const pfvm__la_gemm_st *st, const pfvm_tensor *B, int tb)
 {
-    const pfvm__la_gemv_pack *pk = (const pfvm__la_gemv_pack *)k->state;
+    const pfvm__la_gemv_pack *pk = st ? (const pfvm__la_gemv_pack *)st->pack : NULL;
     if (!pk || !pfvm__have_avx512() || pk->b != B->data || pk->tb != tb || B->rank != 2 ||
         pk->n != B->dims[tb ? 0 : 1] || pk->k != B->dims[tb ? 1 : 0])
         return NULL;
     return pk;
 }
 
-/* Gemm's prepare hook: packs a constant float B given transposed (transB 1,
- * as classifiers have it; B's rows are C's columns) and large enough to
- * matter (64K weights and more) for the batch-1 product above. A B in
- * rows (transB 0) keeps pfvm__la_gemv_rows, which streams it already.
- * Anything it cannot use it leaves to the kernel. */
-static pfvm_code pfvm__la_prep_gemm(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
-                                    void (**free_fn)(void *))
+/* Part of Gemm's prepare hook: packs a constant float B given transposed
+ * (transB 1, as classifiers have it; B's rows are C's columns) and large
+ * enough to matter (64K weights and more) for the batch-1 product above,
+ * into st->pack. A B in rows (transB 0) keeps pfvm__la_gemv_rows, which
+ * streams it already. Anything it cannot use it leaves to the kernel. */
+static pfvm_code pfvm__la_prep_gemv(const pfvm_kctx *k, const pfvm_tensor *const *consts, pfvm__la_gemm_st *st)
 {
     const pfvm_tensor *B = k->n_in > 1 ? consts[1] : NULL, *A = k->in[0];
-    int tb = pfvm_node_attr_int(k->node, "transB", 0) != 0;
+    int tb = st->tb;
     pfvm__la_gemv_pack *pk;
     int64_t n, kk, q, p, j, np;
     size_t floats;
@@ -28453,8 +28701,10 @@ static pfvm_code pfvm__la_prep_gemm(const pfvm_kctx *k, const pfvm_tensor *const
         return PFVM_OK;
     n = B->dims[tb ? 0 : 1];
     kk = B->dims[tb ? 1 : 0];
-    if (n < 1 || kk < 1 || (k->state && pfvm__la_gemv_pack_of(k, B, tb)))
+    if (n < 1 || kk < 1 || pfvm__la_gemv_pack_of(st, B, tb))
         return PFVM_OK; /* packed when last bound */
+    pfvm__la_gemv_pack_free(st->pack);
+    st->pack = NULL;
     np = (n + PFVM__LA_GP - 1) / PFVM__LA_GP;
     if ((uint64_t)np > SIZE_MAX / sizeof(float) / PFVM__LA_GP / (uint64_t)kk)
         return PFVM_OK;
@@ -28476,8 +28726,7 @@ static pfvm_code pfvm__la_prep_gemm(const pfvm_kctx *k, const pfvm_tensor *const
                 pk->p[(q * kk + p) * PFVM__LA_GP + j] =
                     col < n ? ((const float *)B->data)[tb ? col * kk + p : p * n + col] : 0.0f;
             }
-    *state = pk;
-    *free_fn = pfvm__la_gemv_pack_free;
+    st->pack = pk;
     return PFVM_OK;
 }
 
@@ -28522,19 +28771,53 @@ static int pfvm__la_gemm_packed(pfvm_kctx *k, const pfvm__la_gemv_pack *pk, int6
     }
     return 1;
 }
-#define PFVM__LA_PREP_GEMM pfvm__la_prep_gemm
-#else
-#define PFVM__LA_PREP_GEMM NULL
 #endif
+
+
+static void pfvm__la_gemm_st_free(void *s)
+{
+#if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
+    if (s)
+        pfvm__la_gemv_pack_free(((pfvm__la_gemm_st *)s)->pack);
+#endif
+    pfvm__free(s);
+}
+
+/* Gemm's prepare hook: its attributes (every target) and, on x86 with
+ * AVX-512, its batch-1 packed weights. */
+static pfvm_code pfvm__la_prep_gemm(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
+                                    void (**free_fn)(void *))
+{
+    pfvm__la_gemm_st *a = (pfvm__la_gemm_st *)*state;
+    if (!a || *free_fn != pfvm__la_gemm_st_free || a->node != k->node) {
+        if (!(a = (pfvm__la_gemm_st *)pfvm__calloc(1, sizeof *a)))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory for its attributes");
+        pfvm__la_gemm_read(k->node, a);
+        *state = a;
+        *free_fn = pfvm__la_gemm_st_free;
+    }
+#if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
+    return pfvm__la_prep_gemv(k, consts, a);
+#else
+    (void)consts;
+    return PFVM_OK;
+#endif
+}
 
 static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
 {
     const pfvm_tensor *A = k->in[0], *B = k->in[1], *Cb = k->n_in > 2 ? k->in[2] : NULL;
     pfvm_tensor *Y = k->out[0];
-    int ta = pfvm_node_attr_int(k->node, "transA", 0) != 0, tb = pfvm_node_attr_int(k->node, "transB", 0) != 0;
-    /* float attributes, kept in float: a float32 model's Gemm needs no double arithmetic */
-    float alpha = pfvm_node_attr_float(k->node, "alpha", 1.0f), beta = pfvm_node_attr_float(k->node, "beta", 1.0f);
+    const pfvm__la_gemm_st *kept = (const pfvm__la_gemm_st *)k->state;
+    pfvm__la_gemm_st at;
+    int ta, tb;
+    float alpha, beta;
     int64_t m, n, kk, dims[2];
+    if (kept && kept->node == k->node)
+        at = *kept;
+    else
+        pfvm__la_gemm_read(k->node, &at);
+    ta = at.ta, tb = at.tb, alpha = at.alpha, beta = at.beta;
     if (A->rank != 2 || B->rank != 2)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "Gemm inputs must be matrices (ranks %d and %d)", A->rank,
                              B->rank);
@@ -28562,7 +28845,7 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
         bm.s_k = tb ? 1 : n;
         bm.s_n = tb ? kk : 1;
 #if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
-        if (k->state && pfvm__la_gemm_packed(k, pfvm__la_gemv_pack_of(k, B, tb), m, alpha, (const float *)A->data,
+        if (kept && kept->node == k->node && pfvm__la_gemm_packed(k, pfvm__la_gemv_pack_of(kept, B, tb), m, alpha, (const float *)A->data,
                                              ta ? 1 : kk, ta ? m : 1, (float *)Y->data))
             return PFVM_OK;
 #endif
@@ -28909,6 +29192,7 @@ PFVM_INTERNAL pfvm_code pfvm_acl_gemm(pfvm_accel_ctx *c)
 #define pfvm__la_k_matmul_grad NULL
 #define pfvm__la_matmul_flops_grad NULL
 #define pfvm__la_matmul_ws_grad NULL
+#define pfvm__la_prep_gemm_grad NULL
 #define pfvm__la_simp_gemm_grad NULL
 #define pfvm__la_simp_matmul_grad NULL
 #endif
@@ -28923,6 +29207,7 @@ PFVM_INTERNAL pfvm_code pfvm_acl_gemm(pfvm_accel_ctx *c)
 #define pfvm__la_k_matmul_grad_fuse NULL
 #define pfvm__la_matmul_flops_fuse NULL
 #define pfvm__la_matmul_ws_fuse NULL
+#define pfvm__la_prep_gemm_fuse NULL
 #define pfvm__la_simp_gemm_fuse NULL
 #define pfvm__la_simp_matmul_fuse NULL
 #endif
@@ -28930,7 +29215,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     PFVM__OP_SEL(MatMul, {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
      "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm_acl_matmul, pfvm__la_matmul_ws, NULL, NULL})
     PFVM__OP_SEL(Gemm, {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm_acl_gemm, pfvm__la_gemm_ws, PFVM__LA_PREP_GEMM, NULL})
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm_acl_gemm, pfvm__la_gemm_ws, pfvm__la_prep_gemm, NULL})
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
 #ifdef PFVM_NO_SHAPE_INFERENCE
@@ -28952,6 +29237,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
 #undef pfvm__la_k_matmul_grad
 #undef pfvm__la_matmul_flops_grad
 #undef pfvm__la_matmul_ws_grad
+#undef pfvm__la_prep_gemm_grad
 #undef pfvm__la_simp_gemm_grad
 #undef pfvm__la_simp_matmul_grad
 #endif
@@ -28966,6 +29252,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
 #undef pfvm__la_k_matmul_grad_fuse
 #undef pfvm__la_matmul_flops_fuse
 #undef pfvm__la_matmul_ws_fuse
+#undef pfvm__la_prep_gemm_fuse
 #undef pfvm__la_simp_gemm_fuse
 #undef pfvm__la_simp_matmul_fuse
 #endif
@@ -33873,7 +34160,7 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
     double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d, j;
+    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d, j, f32;
     int64_t outer = 1, inner = 1, o, i, ns, nb, sdims[PFVM_MAX_RANK];
     pfvm_dtype stash = (pfvm_dtype)pfvm_node_attr_int(k->node, "stash_type", 1);
     if (a < 0)
@@ -33896,11 +34183,13 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
     for (j = 1; j < k->n_out && j < 3; j++)
         if (pfvm_kctx_output(k, j, stash, X->rank, sdims))
             return k->st ? k->st->code : PFVM_ERR_SHAPE;
+    /* the float32 path's test once, not per row */
+    f32 = stash == PFVM_FLOAT && pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && (!B || pfvm__nn_is_f32(B)) &&
+          pfvm__nn_is_f32(k->out[0]);
     for (o = 0; o < outer; o++) {
         int64_t base = o * inner;
         double mean, inv;
-        if (stash == PFVM_FLOAT && pfvm__nn_is_f32(X) && pfvm__nn_is_f32(S) && (!B || pfvm__nn_is_f32(B)) &&
-            pfvm__nn_is_f32(k->out[0])) {
+        if (f32) {
             const float *xp = (const float *)X->data + base, *sp = (const float *)S->data;
             const float *bp = B ? (const float *)B->data : NULL;
             float *yp = (float *)k->out[0]->data + base, fm, fi;
@@ -33908,10 +34197,18 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
              * pointer-sized: no 64-bit arithmetic on a 32-bit core */
             ptrdiff_t q, nq = (ptrdiff_t)inner, is = 0, ib = 0, ns_ = (ptrdiff_t)ns, nb_ = (ptrdiff_t)nb;
             pfvm__nn_moments_f32(xp, inner, (float)eps, &fm, &fi); /* eps: the float attribute's value */
-            if (ns_ == nq && bp && nb_ == nq) /* scale and bias of the row's length: no wrapping (same bits) */
-                for (q = 0; q < nq; q++)
+            if (ns_ == nq && bp && nb_ == nq) { /* scale and bias of the row's length: no wrapping (same bits) */
+                /* four a step, like the moments: a quarter of the loop's
+                 * steps where -Os unrolls nothing; each value as below */
+                for (q = 0; q + 4 <= nq; q += 4) {
                     yp[q] = (xp[q] - fm) * fi * sp[q] + bp[q];
-            else
+                    yp[q + 1] = (xp[q + 1] - fm) * fi * sp[q + 1] + bp[q + 1];
+                    yp[q + 2] = (xp[q + 2] - fm) * fi * sp[q + 2] + bp[q + 2];
+                    yp[q + 3] = (xp[q + 3] - fm) * fi * sp[q + 3] + bp[q + 3];
+                }
+                for (; q < nq; q++)
+                    yp[q] = (xp[q] - fm) * fi * sp[q] + bp[q];
+            } else
                 for (q = 0; q < nq; q++) {
                     yp[q] = (xp[q] - fm) * fi * sp[is] + (bp ? bp[ib] : 0.0f);
                     is = is + 1 == ns_ ? 0 : is + 1;

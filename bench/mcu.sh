@@ -178,6 +178,81 @@ the device.
 
 MD
     cat <<'MD'
+Issue 19, fourteenth round: kernels (before: the thirteenth round's
+"now", 487ed1e; now: the run of this round's branch mcuk13, M4
+(`mps2-an386`), QEMU `-icount`, so instruction counts, not timings: the
+load (about 20 on 2 cores during this round) does not change them; every
+output bit-exact with the host build, on the M4 and the M7):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| instructions per MAC, mlp (3,200 MACs) | 7.99 (25,560 / inference) | 6.54 (20,920) | <= 3 (9,600) |
+| instructions per MAC, digits | 2.44 (824,200) | 2.44 (823,280) | <= 3 |
+| instructions per MAC, mlp_mnist | 2.93 (297,320) | 2.92 (296,360) | <= 3 |
+| instructions per MAC, dscnn | 2.39 (6,358,240) | 2.40 (6,369,440) | <= 3 |
+| instructions per MAC, cnn_small | 2.89 (593,080) | 2.89 (592,640) | <= 3 |
+| heap peak, dscnn | 282.8 KB | 266.7 KB | 266.7 KB (the twelfth round's) |
+| pfvm flash, digits_planned | 46.0 KB | 46.4 KB | <= 32 KB |
+
+MD
+    cat <<'MD'
+What changed (mlp's run profiled with `python3 bench/qemu_profile.py ELF
+LOG`: 25,539 instructions before, 20,895 now):
+
+- GELU as torch writes it out (Div by sqrt 2, Erf, Add 1, Mul by x, Mul
+  by 0.5) runs as one call per block on 32-bit cores (`PFVM__FUSE_FOLD`,
+  src/ops/fused.h): Erf's fuse hook declares its GELU form
+  (`pfvm_fuse_gelu_form`), and where the five instructions follow each
+  other with the three constants one value for the run and the
+  temporaries read by nothing else (`pfvm__fz_gelu_at`), the engine calls
+  it instead of the five kernels: each value goes through the same
+  operations in the same order (the same bits; tests/test_fused.c's GELU
+  cases, also run on the host built with `PFVM_FUSE_FOLD`). The five
+  kernels took 5,698 instructions and the block loop 396; now 3,508 (27 a
+  value, erf's polynomials included) and 120.
+- Gemm keeps its attributes from bind (a prepare hook,
+  `pfvm__la_prep_gemm`; on every target): 8 look-ups a run (`strcmp` 600
+  -> 189 instructions with LayerNormalization's).
+- A row-of-tiles path for transposed-B products on the M4 and M7
+  (`pfvm__la_t4_trows`: Gemm with transB, rows of A in fours, no
+  workspace): the engine's 4x4 tiles (the same bits) called with 32-bit
+  arguments, without `pfvm__la_sgemm_in`'s setup (about 230 instructions
+  a product), and the last columns (fewer than 4) from A's packed rows
+  (`pfvm__la_kern_t4p1`: 8 instructions a step for 4 multiply-adds where
+  `pfvm__la_kern_t4d1` took 18). The mlp's two products: 7,246 -> 6,427
+  instructions. On those cores `pfvm__la_t4_strided` runs every
+  transposed B through the same loop nest (one copy in flash; its 2 KB
+  of packed A in a frame of its own), with the tile and A's packing
+  inlined (a call per tile or strip cost dscnn 16,000 and 11,600
+  instructions).
+- LayerNormalization's normalize loop four values a step and its float32
+  test out of the row loop (1,875 -> 1,597), Gemm's bias fill four a
+  step.
+- Fused groups keep their bound shapes in 32-bit words (one word for the
+  kind, type and rank, one a dim: 9 per input and output, were 10 int64;
+  a dim beyond 32 bits is not kept, that run sets the walk up again):
+  dscnn's heap peak back to 266.7 KB, the twelfth round's block count.
+- Costs: the mlp's run stack 3.1 -> 5.1 KB (the row of tiles' packed A);
+  dscnn 0.2% more instructions (6,357,800 with the tile loop inlined in
+  `pfvm__la_sgemm_in`, 6,369,440 with one copy in its own function: its
+  transposed products are many and small); digits_planned's flash 46.0
+  -> 46.4 KB (the Gemm prepare hook, the last-columns kernel).
+- Not reached: 3 instructions per MAC on mlp (9,600 per inference; now
+  6.5). What is left of its 20,895: the Gemm tiles (4,416 in the 4x4
+  kernel's inner loop, 23 instructions per 16 multiply-adds with B's
+  columns read in place; the rest in the tiles' stores and zeroing and in
+  packing A) and Gemm's kernel (1,328: bias fill, output, work count),
+  GELU (3,508: erf's polynomial constants reloaded from the literal pool
+  every value under -Os, its tail's exp for |x| > 0.92),
+  LayerNormalization (1,597 + 1,144 moments), the fused-loop engine's
+  per-run work (`pfvm__fz_run`, `pfvm__fz_walk`: about 1,450), the
+  executor's per-node work (work count, kernel call, output allocation:
+  about 2,000). Next: GELU's loop in assembly with its constants in
+  registers, B packed at bind for small transposed Gemms (one `vldm` for
+  B's four values: 20 instructions per 16 multiply-adds).
+
+MD
+    cat <<'MD'
 Issue 19, thirteenth round: kernels (before: the twelfth round's "now",
 883f4cd; now: the run of 487ed1e, M4 (`mps2-an386`), QEMU `-icount`, so
 instruction counts, not timings: the load (about 20 on 2 cores during this

@@ -1005,6 +1005,46 @@ static void test_chains(void)
     }
 }
 
+/* GELU as torch exports it (Div, Erf, Add, Mul, Mul), which 32-bit
+ * builds (PFVM__FUSE_FOLD; PFVM_FUSE_FOLD elsewhere) run as one call per
+ * block: v 0 x * (erf + 1), v 1 (erf + 1) * x, v 2 with erf's result an
+ * output too (not folded), v 3 after a Gemm (the group's head), rows
+ * across block boundaries; always the operators' own bits. */
+static void build_gelu(tb *b, const void *arg)
+{
+    int v = *(const int *)arg;
+    pfvm_value *x = tb_in(b, "x", PFVM_FLOAT, v == 3 ? "4,20" : "3,300"), *t, *e, *a;
+    if (v == 3) {
+        static const int64_t wd[2] = {32, 20};
+        pfvm_tensor *w = pfvm_model_tensor(b->m, PFVM_FLOAT, 2, wd, NULL, &b->st);
+        pfvm_value *wv = pfvm_graph_value(b->g, "w", &b->st);
+        pfvm_node *n;
+        int i;
+        for (i = 0; i < 32 * 20; i++)
+            ((float *)w->data)[i] = (float)((i * 37) % 23 - 11) / 16.0f;
+        pfvm_graph_add_init(b->g, wv, w, &b->st);
+        x = tb_op(b, "Gemm", x, wv, NULL);
+        n = b->g->nodes[stbds_arrlen(b->g->nodes) - 1];
+        pfvm_node_set_attr_int(n, "transB", 1, &b->st);
+    }
+    t = tb_op(b, "Div", x, tb_scalar(b, 1.41421354f), NULL);
+    e = tb_op(b, "Erf", t, NULL, NULL);
+    a = tb_op(b, "Add", e, tb_scalar(b, 1.0f), NULL);
+    t = v == 1 ? tb_op(b, "Mul", a, x, NULL) : tb_op(b, "Mul", x, a, NULL);
+    tb_out(b, tb_op(b, "Mul", t, tb_scalar(b, 0.5f), NULL));
+    if (v == 2)
+        tb_out(b, e);
+}
+
+static void test_gelu(void)
+{
+    int v;
+    for (v = 0; v < 4; v++) {
+        int g = check_fused("GELU", build_gelu, &v, NULL, 0, -4.0f, 4.0f);
+        CHECK_MSG(g == 1, "GELU variant %d: %d groups", v, g);
+    }
+}
+
 /* ---- runs after runs --------------------------------------------------------------- */
 
 static void build_rerun(tb *b, const void *arg)
@@ -1156,6 +1196,7 @@ static void test_gemm_packed(void)
 int main(void)
 {
     test_chains();
+    test_gelu();
     test_rerun();
     test_unary();
     test_binary();

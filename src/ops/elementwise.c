@@ -473,6 +473,7 @@ typedef struct pfvm__ew_op {
     pfvm_dtype z_in;   /* PFVM_FLOAT (float32 math) or PFVM_BOOL (logic) */
     pfvm_fuse_kernel zc; /* binary: z with a second operand that is one value (read from s[1][0]), or NULL */
     int uop;           /* the micro-op z is (PFVM_FUSE_U_*, src/ops/fused.h), or 0 */
+    pfvm_fuse_kernel zg; /* Erf: z's GELU form (pfvm_fuse_gelu_form), or NULL */
 } pfvm__ew_op;
 
 /* One scalar expression over x0 (and x1) becomes three functions: the double
@@ -1184,6 +1185,29 @@ PFVM__EW_UNARY_X(asinh, float, PFVM__EW_MATH(asinhf, asinh, x0))
 PFVM__EW_UNARY_X(acosh, float, PFVM__EW_MATH(acoshf, acosh, x0))
 PFVM__EW_UNARY_X(atanh, float, PFVM__EW_MATH(atanhf, atanh, x0))
 PFVM__EW_UNARY_X(erf, float, PFVM__EW_MATH(erff, erf, x0))
+#ifdef PFVM__FUSE_FOLD
+/* Erf's GELU form (src/ops/fused.h): the steps of the Div, Erf, Add and
+ * two Mul kernels (pfvm__ew_zc_div, pfvm__ew_z_erf, pfvm__ew_zc_add,
+ * pfvm__ew_z_mul, pfvm__ew_zc_mul) value by value, each rounded as there:
+ * the same bits, one pass. d may be s[0] (each value read first). */
+static void pfvm__ew_zg_erf(float *y, const float *const *s, const void *pv)
+{
+    const pfvm_fuse_gelu_params *g = (const pfvm_fuse_gelu_params *)pv;
+    const float *x = s[0];
+    const float a = g->a, b = g->b, c = g->c;
+    int e;
+    if (g->x_second)
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {
+            float v = x[e], t = pfvm__ew_erff(v / a) + b;
+            y[e] = (t * v) * c;
+        }
+    else
+        for (e = 0; e < PFVM_FUSE_BLOCK; e++) {
+            float v = x[e], t = pfvm__ew_erff(v / a) + b;
+            y[e] = (v * t) * c;
+        }
+}
+#endif
 PFVM__EW_UNARY_CTF(sigmoid, float, float, PFVM__EW_MATH(sigmoidf, pfvm__ew_sigmoid, x0), PFVM__EW_SIGMOID_FAST)
 PFVM__EW_UNARY_X(relu, float, x0 > 0 ? x0 : (pfvm__ew_ct)0)
 PFVM__EW_INT1(relu, u || x0 > 0 ? x0 : 0)
@@ -1560,17 +1584,23 @@ static void pfvm__ew_read_params(const pfvm_node *n, pfvm__ew_params *p, float a
 #else
 #define PFVM__EW_FN(name) NULL
 #endif
-#define PFVM__EW_OP_FI(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
-#define PFVM__EW_OP_F(name, out) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0}
-#define PFVM__EW_OP_FU(name, out, u) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u}
+#define PFVM__EW_OP_FI(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0, NULL}
+#define PFVM__EW_OP_F(name, out) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0, NULL}
+/* Erf: with its GELU form where the engine folds GELU (PFVM__FUSE_FOLD) */
+#ifdef PFVM__FUSE_FOLD
+#define PFVM__EW_OP_FG(name, out) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, 0, pfvm__ew_zg_##name}
+#else
+#define PFVM__EW_OP_FG(name, out) PFVM__EW_OP_F(name, out)
+#endif
+#define PFVM__EW_OP_FU(name, out, u) {PFVM__EW_FN(name), NULL, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u, NULL}
 /* binary (PFVM__EW_BINARY): with the kernel for a second operand that is one value */
-#define PFVM__EW_OP_FI2(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, 0}
+#define PFVM__EW_OP_FI2(name, out) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, 0, NULL}
 /* the same, declaring the fused kernel micro-op u */
-#define PFVM__EW_OP_FIU(name, out, u) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u}
-#define PFVM__EW_OP_FI2U(name, out, u) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, u}
-#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED, NULL, 0}
+#define PFVM__EW_OP_FIU(name, out, u) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, NULL, u, NULL}
+#define PFVM__EW_OP_FI2U(name, out, u) {PFVM__EW_FN(name), pfvm__ew_i_##name, pfvm__ew_s_##name, out, pfvm__ew_z_##name, PFVM_FLOAT, pfvm__ew_zc_##name, u, NULL}
+#define PFVM__EW_OP_I(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, NULL, PFVM_UNDEFINED, NULL, 0, NULL}
 /* logic on bools, with a fused kernel over 0/1 registers */
-#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL, NULL, 0}
+#define PFVM__EW_OP_L(name) {NULL, pfvm__ew_i_##name, NULL, PFVM_UNDEFINED, pfvm__ew_z_##name, PFVM_BOOL, NULL, 0, NULL}
 
 /* ---- fuse hooks ---------------------------------------------------------------------- */
 
@@ -1601,6 +1631,8 @@ static pfvm_code pfvm__ew_fuse_op(pfvm_fuse_ctx *f, const pfvm_node *n, const pf
     if ((rc = pfvm_fuse_emit(f, op->z, &q, sizeof q, PFVM_FUSE_OUT(0), k, src)) != PFVM_OK)
         return rc;
     if (k == 2 && op->zc && (rc = pfvm_fuse_variant(f, op->zc)) != PFVM_OK)
+        return rc;
+    if (k == 1 && op->zg && (rc = pfvm_fuse_gelu_form(f, op->zg)) != PFVM_OK)
         return rc;
     return op->uop ? pfvm_fuse_uop(f, op->uop) : PFVM_OK;
 }
@@ -1649,7 +1681,7 @@ PFVM__EW_KERNEL1(tanh, PFVM__EW_OP_F(tanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL1(asinh, PFVM__EW_OP_F(asinh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL1(acosh, PFVM__EW_OP_F(acosh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL1(atanh, PFVM__EW_OP_F(atanh, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
-PFVM__EW_KERNEL1(erf, PFVM__EW_OP_F(erf, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
+PFVM__EW_KERNEL1(erf, PFVM__EW_OP_FG(erf, PFVM_FLOAT), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL1(sigmoid, PFVM__EW_OP_FU(sigmoid, PFVM_FLOAT, PFVM_FUSE_U_SIGMOID), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL1(relu, PFVM__EW_OP_FIU(relu, PFVM_FLOAT, PFVM_FUSE_U_RELU), PFVM_UNDEFINED, 0, 0)
 PFVM__EW_KERNEL1(leakyrelu, PFVM__EW_OP_F(leakyrelu, PFVM_FLOAT), PFVM_UNDEFINED, 0.01, 0)

@@ -29,6 +29,8 @@ typedef struct pfvm__fz_ins {
     pfvm_fuse_kernel fn_c;     /* fn when s[1] is one value (pfvm_fuse_variant), or NULL */
     pfvm_fuse_kernel run;      /* what this run calls: fn or fn_c */
     int uop;                   /* PFVM_FUSE_U_*: the micro-op it also is, or PFVM_FUSE_U_NONE */
+    pfvm_fuse_kernel fn_gelu;  /* erf: its GELU form (pfvm_fuse_gelu_form), or NULL */
+    int fold;                  /* this run: GELU's five steps from here run as one call (PFVM__FUSE_FOLD) */
     int chain;                 /* this run: instructions run as one micro-op chain from here (0, 1: none) */
     int s1_fixed;              /* this run: s[1] is one value for the whole run (a fixed input) */
     int d, n_src;              /* slots while compiling, registers after */
@@ -90,14 +92,15 @@ typedef struct pfvm__fz_prog {
     int64_t *chunk_at, *chunk_len, *chunk_off; /* PFVM_FUSE_BLOCK each; offs per sink */
     /* the last run's walk, reused while the shapes stay (pfvm__fz_same_shapes):
      * programs without reductions */
-    int64_t *memo_sig;    /* (n_in + n_out) * PFVM__FZ_SIG_WORDS: each tensor's kind, type, rank, dims */
+    int32_t *memo_sig;    /* (n_in + n_out) * PFVM__FZ_SIG_WORDS: each tensor's kind, type, rank, dims
+                           * (32-bit: a group's shapes are kept for the run's life; dscnn's heap) */
     int memo_ok;          /* memo_* below hold the walk of the shapes in memo_sig */
     int dry;              /* pfvm__fz_run at bind: the walk's setup only, no data read or written */
     int memo_rank, memo_r;
     int64_t memo_S[PFVM_MAX_RANK], memo_D[PFVM_MAX_RANK], memo_inner, memo_total;
 } pfvm__fz_prog;
 
-#define PFVM__FZ_SIG_WORDS (2 + PFVM_MAX_RANK)
+#define PFVM__FZ_SIG_WORDS (1 + PFVM_MAX_RANK)
 
 static void pfvm__fz_prog_free(pfvm__fz_prog *p)
 {
@@ -269,6 +272,19 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn)
         if (in->n_src != 2)
             return pfvm_fuse_refuse(f, "malformed variant");
         in->fn_c = fn;
+    }
+    return PFVM_OK;
+}
+
+PFVM_INTERNAL pfvm_code pfvm_fuse_gelu_form(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn)
+{
+    if (!fn)
+        return pfvm_fuse_refuse(f, "malformed GELU form");
+    if (f->prog && stbds_arrlen(f->prog->ins)) {
+        pfvm__fz_ins *in = &f->prog->ins[stbds_arrlen(f->prog->ins) - 1];
+        if (in->n_src != 1)
+            return pfvm_fuse_refuse(f, "malformed GELU form");
+        in->fn_gelu = fn;
     }
     return PFVM_OK;
 }
@@ -613,7 +629,7 @@ static pfvm_code pfvm__fz_compile(const pfvm_function *fn, const pfvm_dtype *in_
     p->st = (int64_t *)pfvm__calloc((size_t)(n_in + 1) * PFVM_MAX_RANK + 1, sizeof *p->st);
     p->off = (int64_t *)pfvm__calloc((size_t)n_in + 2, sizeof *p->off);
     p->fixed = (unsigned char *)pfvm__calloc((size_t)n_in + 2, 1);
-    p->memo_sig = (int64_t *)pfvm__calloc((size_t)(n_in + p->n_out) * PFVM__FZ_SIG_WORDS + 1, sizeof *p->memo_sig);
+    p->memo_sig = (int32_t *)pfvm__calloc((size_t)(n_in + p->n_out) * PFVM__FZ_SIG_WORDS + 1, sizeof *p->memo_sig);
     p->in_copy = (void **)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_copy);
     p->in_copy_size = (size_t *)pfvm__calloc((size_t)n_in + 1, sizeof *p->in_copy_size);
     out_slot = (int *)pfvm__calloc((size_t)p->n_out + 1, sizeof *out_slot);
@@ -1033,19 +1049,72 @@ static int pfvm__fz_uop_ok(const pfvm__fz_prog *p, const pfvm__fz_ins *in)
     return 0;
 }
 
+#ifdef PFVM__FUSE_FOLD
+/* Register r, written before instruction w reads it, is read by nothing
+ * after w (w overwrites it, or nobody reads it again). */
+static int pfvm__fz_last_read(const pfvm__fz_prog *p, int r, int w)
+{
+    return p->ins[w].d == r || pfvm__fz_dead_after(p, r, w);
+}
+
+/* Do ins[i..i+4] compute GELU as torch writes it out: t1 = x / a,
+ * t2 = erf(t1), t3 = t2 + b, t4 = x * t3 (or t3 * x), y = t4 * c, with
+ * a, b and c fixed inputs (one value this run) and t1..t4 read by nothing
+ * else? Then pfvm__fz_exec_block runs the Erf hook's GELU form instead. */
+static int pfvm__fz_gelu_at(const pfvm__fz_prog *p, int i)
+{
+    const pfvm__fz_ins *dv = &p->ins[i], *ef = dv + 1, *ad = dv + 2, *mu = dv + 3, *sc = dv + 4;
+    int x = dv->s[0];
+    if (dv->uop != PFVM_FUSE_U_DIV || !dv->s1_fixed || !ef->fn_gelu || ef->n_src != 1 || ef->s[0] != dv->d)
+        return 0;
+    if (ad->uop != PFVM_FUSE_U_ADD || !ad->s1_fixed || ad->s[0] != ef->d || sc->uop != PFVM_FUSE_U_MUL ||
+        !sc->s1_fixed || sc->s[0] != mu->d || mu->uop != PFVM_FUSE_U_MUL || mu->n_src != 2 || mu->s1_fixed)
+        return 0;
+    if (!((mu->s[0] == x && mu->s[1] == ad->d) || (mu->s[0] == ad->d && mu->s[1] == x)))
+        return 0;
+    /* x still x at the Mul; the temporaries nobody else's */
+    if (dv->d == x || ef->d == x || ad->d == x || dv->s[1] == x)
+        return 0;
+    return pfvm__fz_last_read(p, dv->d, i + 1) && pfvm__fz_last_read(p, ef->d, i + 2) &&
+           pfvm__fz_last_read(p, ad->d, i + 3) && pfvm__fz_last_read(p, mu->d, i + 4);
+}
+
+/* Runs the GELU folded at ins[i] (pfvm__fz_gelu_at) over the block. */
+static void pfvm__fz_exec_gelu(pfvm__fz_prog *p, int i)
+{
+    const pfvm__fz_ins *dv = &p->ins[i];
+    const float *src[1];
+    pfvm_fuse_gelu_params g;
+    g.a = p->ptr[dv->s[1]][0];
+    g.b = p->ptr[dv[2].s[1]][0];
+    g.c = p->ptr[dv[4].s[1]][0];
+    g.x_second = dv[3].s[1] == dv->s[0];
+    src[0] = p->ptr[dv->s[0]];
+    dv[1].fn_gelu(p->ptr[dv[4].d], src, &g);
+}
+#endif
+
 /* Marks this run's chains: runs of micro-op instructions where each result
  * is the next one's first source and read by nothing else. */
 static void pfvm__fz_chains(pfvm__fz_prog *p)
 {
     int n = (int)stbds_arrlen(p->ins), i, len;
     for (i = 0; i < n; i++)
-        p->ins[i].chain = 0;
+        p->ins[i].chain = p->ins[i].fold = 0;
     p->n_steps = n;
+#ifdef PFVM__FUSE_FOLD
+    for (i = 0; i + 5 <= n; i++)
+        if (pfvm__fz_gelu_at(p, i)) {
+            p->ins[i].fold = 5;
+            p->n_steps -= 4;
+            i += 4;
+        }
+#endif
     if (!pfvm__fz_uchain_ok())
         return;
     for (i = 0; i < n; i += len) {
-        len = 1;
-        if (!pfvm__fz_uop_ok(p, &p->ins[i]))
+        len = p->ins[i].fold ? p->ins[i].fold : 1;
+        if (p->ins[i].fold || !pfvm__fz_uop_ok(p, &p->ins[i]))
             continue;
         while (i + len < n && len < PFVM__FZ_MAX_CHAIN) {
             const pfvm__fz_ins *a = &p->ins[i + len - 1], *b = &p->ins[i + len];
@@ -1087,6 +1156,13 @@ static void pfvm__fz_exec_block(pfvm__fz_prog *p)
     int n = (int)stbds_arrlen(p->ins), ns = (int)stbds_arrlen(p->sinks), i, j, c;
     for (i = 0; i < n; i++) {
         const pfvm__fz_ins *in = &p->ins[i];
+#ifdef PFVM__FUSE_FOLD
+        if (in->fold) {
+            pfvm__fz_exec_gelu(p, i);
+            i += in->fold - 1;
+            continue;
+        }
+#endif
         if (in->chain > 1) {
             pfvm__fz_exec_chain(p, i, in->chain);
             i += in->chain - 1;
@@ -1648,20 +1724,26 @@ static int pfvm__fz_fixed_read_all(const pfvm__fz_prog *p, int r)
  * storing them: 1 when equal and that run's walk is kept (p->memo_ok). */
 static int pfvm__fz_same_shapes(pfvm__fz_prog *p, const pfvm_kctx *k)
 {
-    int64_t *s = p->memo_sig, w[2];
+    int32_t *s = p->memo_sig, w, *head;
     int same = p->memo_ok, j, d, n = p->n_in + p->n_out;
     for (j = 0; j < n; j++) {
         const pfvm_tensor *t = j < p->n_in ? k->in[j] : k->out[j - p->n_in];
         int rank = t && t->rank > 0 && t->rank <= PFVM_MAX_RANK ? t->rank : 0;
-        w[0] = t ? ((int64_t)t->kind * 1024 + (int64_t)t->dtype) * 2 + (t->data != NULL) : -1;
-        w[1] = t ? t->rank : 0;
-        for (d = 0; d < 2; d++) {
-            same &= *s == w[d];
-            *s++ = w[d];
-        }
+        /* one word: kind, type, storage present, rank (-1..8 in 4 bits) */
+        w = t ? (((int32_t)t->kind * 1024 + (int32_t)t->dtype) * 2 + (t->data != NULL)) * 16 + (t->rank & 15) : -1;
+        head = s;
+        same &= *s == w;
+        *s++ = w;
+        if (t && (t->rank < -1 || t->rank > 15)) /* beyond the word's 4 bits: not kept */
+            *head = -2, same = 0;
         for (d = 0; d < rank; d++) {
-            same &= *s == t->dims[d];
-            *s++ = t->dims[d];
+            int64_t v = t->dims[d];
+            if (v < 0 || v > INT32_MAX) { /* does not fit: not kept (no later run matches) */
+                *head = -2;
+                same = 0;
+            }
+            same &= *s == (int32_t)v;
+            *s++ = (int32_t)v;
         }
     }
     return same;

@@ -173,6 +173,24 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_emit(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn, co
  * second source is one value for the whole run (a scalar group input):
  * `fn` computes the same results reading only s[1][0]. */
 PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn);
+/* GELU written out (x * (erf(x / a) + b) * c, torch's export: Div, Erf,
+ * Add, Mul, Mul) folded into one call per block on 32-bit cores, where
+ * each step's loop and call cost as much as its arithmetic (the mlp's
+ * GELU: five kernels over 128 values); PFVM_FUSE_FOLD asks for it
+ * elsewhere (tests). The Erf hook declares with pfvm_fuse_gelu_form the
+ * kernel that computes d = (x * (erf(x / a) + b)) * c from s[0] = x, each
+ * step rounded as the separate instructions round it (the same bits),
+ * the multiplication by x in the order the Mul instruction has it. */
+#if !defined(PFVM__FUSE_FOLD) && \
+    (defined(PFVM_FUSE_FOLD) || !(defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(_M_ARM64)))
+#define PFVM__FUSE_FOLD 1
+#endif
+typedef struct pfvm_fuse_gelu_params {
+    float a, b, c; /* the fixed inputs of the Div, the Add and the last Mul */
+    int x_second;  /* the Mul is (erf(..) + b) * x, not x * (erf(..) + b) */
+} pfvm_fuse_gelu_params;
+/* The instruction just emitted is erf(s0) (one source); fn: its GELU form. */
+PFVM_INTERNAL pfvm_code pfvm_fuse_gelu_form(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn);
 /* Micro-ops: simple float32 operations that the engine runs several of in
  * one pass over a block, values kept in CPU registers between them, when
  * instructions chain (each result read only by the next instruction, as

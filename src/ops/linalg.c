@@ -325,9 +325,10 @@ static void pfvm__la_kern_t4d(ptrdiff_t kc, const float *a, ptrdiff_t as_m, cons
 /* pfvm__la_kern_t4d with A's 4 rows packed (ap[4p + r]: one vldm a step;
  * eight pointers would not fit the asm's operands, and gcc -Os spills four
  * of them: 42 instructions per 16 multiply-adds, 23 here). The same fused
- * multiply-adds in the same order: the same bits. */
-static void pfvm__la_kern_t4p(ptrdiff_t kc, const float *ap, const float *b, ptrdiff_t sn, float *c, ptrdiff_t lc,
-                              float alpha)
+ * multiply-adds in the same order: the same bits. Inlined into both its
+ * callers (a call a tile: 16,000 more instructions in dscnn's run). */
+__attribute__((always_inline)) static inline void pfvm__la_kern_t4p(ptrdiff_t kc, const float *ap, const float *b,
+                                                                   ptrdiff_t sn, float *c, ptrdiff_t lc, float alpha)
 {
     float c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33;
     const float *q0 = b, *q1 = q0 + sn, *q2 = q1 + sn, *q3 = q2 + sn, *end = ap + 4 * kc;
@@ -351,8 +352,9 @@ static void pfvm__la_kern_t4p(ptrdiff_t kc, const float *ap, const float *b, ptr
 }
 
 /* A's rows i..i+3, steps 0..kc of K (contiguous), as pfvm__la_kern_t4p
- * reads them; pointer-sized indices (no 64-bit products on the M4). */
-static void pfvm__la_pack_a4(ptrdiff_t kc, const float *a, ptrdiff_t as_m, float *d)
+ * reads them; pointer-sized indices (no 64-bit products on the M4).
+ * Inlined: a call a strip cost dscnn 11,600 instructions. */
+__attribute__((always_inline)) static inline void pfvm__la_pack_a4(ptrdiff_t kc, const float *a, ptrdiff_t as_m, float *d)
 {
     const float *a1 = a + as_m, *a2 = a1 + as_m, *a3 = a2 + as_m;
     ptrdiff_t p;
@@ -363,6 +365,80 @@ static void pfvm__la_pack_a4(ptrdiff_t kc, const float *a, ptrdiff_t as_m, float
         d[3] = a3[p];
     }
 }
+
+#ifdef PFVM_LA_NO_WORKSPACE
+/* pfvm__la_kern_t4p for one column of B (b: contiguous along K): the
+ * fused multiply-adds of pfvm__la_kern_t4d1 in the same order (the same
+ * bits) with A's rows packed (8 instructions a step, 18 there). */
+static void pfvm__la_kern_t4p1(ptrdiff_t kc, const float *ap, const float *b, float *c, ptrdiff_t lc, float alpha)
+{
+    float c0, c1, c2, c3;
+    const float *end = ap + 4 * kc;
+    __asm__ volatile("vmov %[c0], %[z]\n\tvmov %[c1], %[z]\n\tvmov %[c2], %[z]\n\tvmov %[c3], %[z]\n\t"
+                     "cmp %[ap], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[ap]!, {s16-s19}\n\t"
+                     "vldmia %[b]!, {s20}\n\t"
+                     "vfma.f32 %[c0], s16, s20\n\t"
+                     "vfma.f32 %[c1], s17, s20\n\t"
+                     "vfma.f32 %[c2], s18, s20\n\t"
+                     "vfma.f32 %[c3], s19, s20\n\t"
+                     "cmp %[ap], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [ap] "+r"(ap), [b] "+r"(b), [c0] "=&t"(c0), [c1] "=&t"(c1), [c2] "=&t"(c2), [c3] "=&t"(c3)
+                     : [end] "r"(end), [z] "r"(0)
+                     : "s16", "s17", "s18", "s19", "s20", "cc", "memory");
+    c[0] = PFVM__LA_FMA(alpha, c0, c[0]);
+    c[lc] = PFVM__LA_FMA(alpha, c1, c[lc]);
+    c[2 * lc] = PFVM__LA_FMA(alpha, c2, c[2 * lc]);
+    c[3 * lc] = PFVM__LA_FMA(alpha, c3, c[3 * lc]);
+}
+
+/* C += alpha * A * B for a transposed B (columns contiguous along K: Gemm
+ * with transB, the mlp's), rows 0..m4 of A (a multiple of 4), on 32-bit
+ * Arm without a workspace: what pfvm__la_t4_strided computed for them
+ * (the same fused multiply-adds into each entry in the same order: the
+ * same bits), the last columns (fewer than 4) from A's packed rows too
+ * (pfvm__la_kern_t4p1). A frame of its own: its 2 KB of packed A only on
+ * the stack of the products that take it. */
+__attribute__((noinline)) static void pfvm__la_t4_trows_run(ptrdiff_t m4, ptrdiff_t n, ptrdiff_t k, float alpha,
+                                                     const float *a, ptrdiff_t sm, const float *b, ptrdiff_t sn,
+                                                     float *c, ptrdiff_t lc)
+{
+    float apack[4 * PFVM_LA_KC];
+    ptrdiff_t pc, i, j, kc, n4 = n / 4 * 4;
+    for (pc = 0; pc < k; pc += kc) {
+        kc = k - pc < PFVM_LA_KC ? k - pc : PFVM_LA_KC;
+        for (i = 0; i < m4; i += 4) {
+            float *ci = c + i * lc;
+            const float *bp = b + pc;
+            pfvm__la_pack_a4(kc, a + i * sm + pc, sm, apack);
+            for (j = 0; j < n4; j += 4)
+                pfvm__la_kern_t4p(kc, apack, bp + j * sn, sn, ci + j, lc, alpha);
+            for (; j < n; j++)
+                pfvm__la_kern_t4p1(kc, apack, bp + j * sn, ci + j, lc, alpha);
+        }
+    }
+}
+
+/* The whole product that way when m is a multiple of 4 (at least 4 rows
+ * and 4 columns), with 32-bit arguments and none of
+ * pfvm__la_sgemm_in's setup (about 230 instructions a product): 0 when
+ * not taken. */
+static int pfvm__la_t4_trows(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                             pfvm_la_pack_fn pack, const void *user, float *c, int64_t ldc)
+{
+    const pfvm_la_strided *b = (const pfvm_la_strided *)user;
+    if (pack != pfvm_la_pack_strided || as_k != 1 || b->s_k != 1 || b->s_n == 1 || m < 4 || m % 4 || n < 4 ||
+        k < 1 || m > PTRDIFF_MAX / 4 || n > PTRDIFF_MAX / 4 || k > PTRDIFF_MAX / 4)
+        return 0;
+    pfvm__la_t4_trows_run((ptrdiff_t)m, (ptrdiff_t)n, (ptrdiff_t)k, alpha, a, (ptrdiff_t)as_m, b->data,
+                          (ptrdiff_t)b->s_n, c, (ptrdiff_t)ldc);
+    return 1;
+}
+#endif
 #endif
 
 /* pfvm__la_kern_t4d for one column of B (the last ones of a transposed B,
@@ -1178,6 +1254,15 @@ static int pfvm__la_t4_strided(int64_t m, int64_t n, int64_t k, float alpha, con
     ptrdiff_t lc = (ptrdiff_t)ldc, sk = (ptrdiff_t)b->s_k, sn = (ptrdiff_t)b->s_n;
     if ((sn != 1 && sk != 1) || !m4 || !n4 || (e && sn != 1)) /* the transposed tile has no epilogue */
         return 0;
+#if defined(PFVM__LA_T4_ASM) && defined(PFVM_LA_NO_WORKSPACE)
+    if (sn != 1) { /* a transposed B: one copy of that loop nest (flash) */
+        pfvm__la_t4_trows_run(m4, (ptrdiff_t)n, (ptrdiff_t)k, alpha, a, sm, b->data, sn, c, lc);
+        if (m4 < m)
+            pfvm__la_t4_inplace(m - m4, n, k, alpha, a + m4 * sm, as_m, pfvm_la_pack_strided, (void *)b, c + m4 * lc,
+                                ldc, bpack, apack, NULL);
+        return 1;
+    }
+#endif
     for (pc = 0; pc < k; pc += kc) {
         kc = k - pc < PFVM_LA_KC ? (ptrdiff_t)(k - pc) : PFVM_LA_KC;
 #ifdef PFVM__LA_T4_ASM
@@ -1513,6 +1598,10 @@ static void pfvm__la_sgemm_ws_e(int64_t m, int64_t n, int64_t k, float alpha, co
         return;
     }
 #ifdef PFVM_LA_NO_WORKSPACE
+#ifdef PFVM__LA_T4_ASM
+    if (!e && pfvm__la_t4_trows(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc))
+        return;
+#endif
     /* the workspace reserved at bind holds the small blocks (pfvm_la_sgemm_ws_floats) */
     if (ws) {
         int64_t kc = k < PFVM_LA_KC ? k : PFVM_LA_KC;
@@ -2399,9 +2488,17 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
         const float *c = (const float *)Cb->data;
         float *y = (float *)Y->data;
         ptrdiff_t i, j, m = (ptrdiff_t)Y->dims[0], n = (ptrdiff_t)Y->dims[1];
-        for (i = 0; i < m; i++, y += n)
-            for (j = 0; j < n; j++)
+        for (i = 0; i < m; i++, y += n) {
+            /* four a step: a quarter of the loop's steps where -Os unrolls nothing */
+            for (j = 0; j + 4 <= n; j += 4) {
                 y[j] = beta * c[j];
+                y[j + 1] = beta * c[j + 1];
+                y[j + 2] = beta * c[j + 2];
+                y[j + 3] = beta * c[j + 3];
+            }
+            for (; j < n; j++)
+                y[j] = beta * c[j];
+        }
         return PFVM_OK;
     }
     b.c = Cb;
@@ -2409,6 +2506,25 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
     b.beta = PFVM__F64 ? (double)beta : 1.0;
     b.fbeta = beta;
     return pfvm_ew_apply(k, &Cb, 1, Y, pfvm__la_bias_span, &b);
+}
+
+/* Gemm's attributes, read once at bind by its prepare hook (k->state):
+ * four look-ups a run were about 400 instructions a Gemm on a Cortex-M4
+ * (the mlp's two: 3,200 multiply-adds). */
+typedef struct pfvm__la_gemm_st {
+    const pfvm_node *node; /* whose attributes: a state of another kind is not taken */
+    int ta, tb;
+    float alpha, beta;     /* float attributes, kept in float: a float32 model's Gemm needs no double arithmetic */
+    void *pack;            /* x86 with AVX-512: B packed for batch-1 products (pfvm__la_gemv_pack), else NULL */
+} pfvm__la_gemm_st;
+
+static void pfvm__la_gemm_read(const pfvm_node *n, pfvm__la_gemm_st *a)
+{
+    a->node = n;
+    a->ta = pfvm_node_attr_int(n, "transA", 0) != 0;
+    a->tb = pfvm_node_attr_int(n, "transB", 0) != 0;
+    a->alpha = pfvm_node_attr_float(n, "alpha", 1.0f);
+    a->beta = pfvm_node_attr_float(n, "beta", 1.0f);
 }
 
 #if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
@@ -2477,26 +2593,26 @@ __attribute__((target("avx512f"))) static void pfvm__la_gemv_panels(const pfvm__
     }
 }
 
-/* The packed weights in k->state when they are B's (n columns of k, transposed or not), NULL otherwise. */
-static const pfvm__la_gemv_pack *pfvm__la_gemv_pack_of(const pfvm_kctx *k, const pfvm_tensor *B, int tb)
+/* The packed weights kept by Gemm's prepare hook when they are B's (n columns of k, transposed or not), NULL
+ * otherwise. */
+static const pfvm__la_gemv_pack *pfvm__la_gemv_pack_of(const pfvm__la_gemm_st *st, const pfvm_tensor *B, int tb)
 {
-    const pfvm__la_gemv_pack *pk = (const pfvm__la_gemv_pack *)k->state;
+    const pfvm__la_gemv_pack *pk = st ? (const pfvm__la_gemv_pack *)st->pack : NULL;
     if (!pk || !pfvm__have_avx512() || pk->b != B->data || pk->tb != tb || B->rank != 2 ||
         pk->n != B->dims[tb ? 0 : 1] || pk->k != B->dims[tb ? 1 : 0])
         return NULL;
     return pk;
 }
 
-/* Gemm's prepare hook: packs a constant float B given transposed (transB 1,
- * as classifiers have it; B's rows are C's columns) and large enough to
- * matter (64K weights and more) for the batch-1 product above. A B in
- * rows (transB 0) keeps pfvm__la_gemv_rows, which streams it already.
- * Anything it cannot use it leaves to the kernel. */
-static pfvm_code pfvm__la_prep_gemm(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
-                                    void (**free_fn)(void *))
+/* Part of Gemm's prepare hook: packs a constant float B given transposed
+ * (transB 1, as classifiers have it; B's rows are C's columns) and large
+ * enough to matter (64K weights and more) for the batch-1 product above,
+ * into st->pack. A B in rows (transB 0) keeps pfvm__la_gemv_rows, which
+ * streams it already. Anything it cannot use it leaves to the kernel. */
+static pfvm_code pfvm__la_prep_gemv(const pfvm_kctx *k, const pfvm_tensor *const *consts, pfvm__la_gemm_st *st)
 {
     const pfvm_tensor *B = k->n_in > 1 ? consts[1] : NULL, *A = k->in[0];
-    int tb = pfvm_node_attr_int(k->node, "transB", 0) != 0;
+    int tb = st->tb;
     pfvm__la_gemv_pack *pk;
     int64_t n, kk, q, p, j, np;
     size_t floats;
@@ -2505,8 +2621,10 @@ static pfvm_code pfvm__la_prep_gemm(const pfvm_kctx *k, const pfvm_tensor *const
         return PFVM_OK;
     n = B->dims[tb ? 0 : 1];
     kk = B->dims[tb ? 1 : 0];
-    if (n < 1 || kk < 1 || (k->state && pfvm__la_gemv_pack_of(k, B, tb)))
+    if (n < 1 || kk < 1 || pfvm__la_gemv_pack_of(st, B, tb))
         return PFVM_OK; /* packed when last bound */
+    pfvm__la_gemv_pack_free(st->pack);
+    st->pack = NULL;
     np = (n + PFVM__LA_GP - 1) / PFVM__LA_GP;
     if ((uint64_t)np > SIZE_MAX / sizeof(float) / PFVM__LA_GP / (uint64_t)kk)
         return PFVM_OK;
@@ -2528,8 +2646,7 @@ static pfvm_code pfvm__la_prep_gemm(const pfvm_kctx *k, const pfvm_tensor *const
                 pk->p[(q * kk + p) * PFVM__LA_GP + j] =
                     col < n ? ((const float *)B->data)[tb ? col * kk + p : p * n + col] : 0.0f;
             }
-    *state = pk;
-    *free_fn = pfvm__la_gemv_pack_free;
+    st->pack = pk;
     return PFVM_OK;
 }
 
@@ -2574,19 +2691,53 @@ static int pfvm__la_gemm_packed(pfvm_kctx *k, const pfvm__la_gemv_pack *pk, int6
     }
     return 1;
 }
-#define PFVM__LA_PREP_GEMM pfvm__la_prep_gemm
-#else
-#define PFVM__LA_PREP_GEMM NULL
 #endif
+
+
+static void pfvm__la_gemm_st_free(void *s)
+{
+#if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
+    if (s)
+        pfvm__la_gemv_pack_free(((pfvm__la_gemm_st *)s)->pack);
+#endif
+    pfvm__free(s);
+}
+
+/* Gemm's prepare hook: its attributes (every target) and, on x86 with
+ * AVX-512, its batch-1 packed weights. */
+static pfvm_code pfvm__la_prep_gemm(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
+                                    void (**free_fn)(void *))
+{
+    pfvm__la_gemm_st *a = (pfvm__la_gemm_st *)*state;
+    if (!a || *free_fn != pfvm__la_gemm_st_free || a->node != k->node) {
+        if (!(a = (pfvm__la_gemm_st *)pfvm__calloc(1, sizeof *a)))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory for its attributes");
+        pfvm__la_gemm_read(k->node, a);
+        *state = a;
+        *free_fn = pfvm__la_gemm_st_free;
+    }
+#if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
+    return pfvm__la_prep_gemv(k, consts, a);
+#else
+    (void)consts;
+    return PFVM_OK;
+#endif
+}
 
 static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
 {
     const pfvm_tensor *A = k->in[0], *B = k->in[1], *Cb = k->n_in > 2 ? k->in[2] : NULL;
     pfvm_tensor *Y = k->out[0];
-    int ta = pfvm_node_attr_int(k->node, "transA", 0) != 0, tb = pfvm_node_attr_int(k->node, "transB", 0) != 0;
-    /* float attributes, kept in float: a float32 model's Gemm needs no double arithmetic */
-    float alpha = pfvm_node_attr_float(k->node, "alpha", 1.0f), beta = pfvm_node_attr_float(k->node, "beta", 1.0f);
+    const pfvm__la_gemm_st *kept = (const pfvm__la_gemm_st *)k->state;
+    pfvm__la_gemm_st at;
+    int ta, tb;
+    float alpha, beta;
     int64_t m, n, kk, dims[2];
+    if (kept && kept->node == k->node)
+        at = *kept;
+    else
+        pfvm__la_gemm_read(k->node, &at);
+    ta = at.ta, tb = at.tb, alpha = at.alpha, beta = at.beta;
     if (A->rank != 2 || B->rank != 2)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "Gemm inputs must be matrices (ranks %d and %d)", A->rank,
                              B->rank);
@@ -2614,7 +2765,7 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
         bm.s_k = tb ? 1 : n;
         bm.s_n = tb ? kk : 1;
 #if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
-        if (k->state && pfvm__la_gemm_packed(k, pfvm__la_gemv_pack_of(k, B, tb), m, alpha, (const float *)A->data,
+        if (kept && kept->node == k->node && pfvm__la_gemm_packed(k, pfvm__la_gemv_pack_of(kept, B, tb), m, alpha, (const float *)A->data,
                                              ta ? 1 : kk, ta ? m : 1, (float *)Y->data))
             return PFVM_OK;
 #endif
@@ -2939,6 +3090,6 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_linalg[] = {
     {"MatMul", "", 1, 0, 2, 2, 1, 1, pfvm__la_infer_matmul, pfvm__la_k_matmul, NULL, PFVM_FUSE_OUT_FUSABLE,
      "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_matmul, pfvm__la_k_matmul_grad, NULL, pfvm__la_matmul_flops, pfvm_acl_matmul, pfvm__la_matmul_ws, NULL, NULL},
     {"Gemm", "", 1, 0, 2, 3, 1, 1, pfvm__la_infer_gemm, pfvm__la_k_gemm, NULL, PFVM_FUSE_OUT_FUSABLE,
-     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm_acl_gemm, pfvm__la_gemm_ws, PFVM__LA_PREP_GEMM, NULL},
+     "float,double,float16,bfloat16,int32,int64,uint32,uint64", NULL, PFVM__OP_ACCEL_STREAMED, pfvm__la_simp_gemm, pfvm__la_k_gemm_grad, NULL, pfvm__la_gemm_flops, pfvm_acl_gemm, pfvm__la_gemm_ws, pfvm__la_prep_gemm, NULL},
     {NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, PFVM_FUSE_OPAQUE, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 };
