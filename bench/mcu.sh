@@ -16,56 +16,18 @@ MODELS="digits mlp cnn_small dscnn mlp_mnist digits_sel digits_planned mlp_mnist
 sh tests/mcu/run.sh $MODELS >"$B/run.log" 2>&1 || { cat "$B/run.log"; exit 1; }
 run_summary=$(tail -n 1 "$B/run.log")
 
-# Reader + executor with no kernels: the planned build's pfvm with an empty
-# operator selection, linked into the same program and model as
-# digits_planned (it cannot run it: every operator is missing; measured only)
-F="-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16"
-printf '#define PFVM_OPS_SELECTED 1\n' >"$B/no_ops.h"
-nice arm-none-eabi-gcc -std=c99 -Os -ffunction-sections -fdata-sections -I. -isystem build/nanopb-src -idirafter "$B/sysinc" $F \
-    -include "$B/no_ops.h" -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_PLANNED_ONLY -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY \
-    -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_NO_FUSION \
-    -c tests/mcu/pfvm_impl.c -o "$B/an386/pfvm_impl_none.o"
-arm-none-eabi-gcc $F --specs=nano.specs --specs=nosys.specs -nostartfiles -T tests/mcu/mps2.ld -Wl,--gc-sections \
-    -Wl,-Map="$B/an386/no_kernels.map" -Wl,--no-warn-rwx-segments "$B/an386/startup.o" "$B/an386/main_sel.o" \
-    "$B/an386/pfvm_impl_none.o" "$B/an386/pb_common.o" "$B/an386/pb_decode.o" "$B/an386/pb_encode.o" \
-    "$B/an386/digits_planned.model.o" -lm -o "$B/an386/no_kernels.elf"
+# Reader + executor with no kernels (build/mcu/an386/no_kernels.elf): the
+# planned build's pfvm with an empty operator selection, linked into the
+# same program and model as digits_planned by tests/mcu/run.sh (it cannot
+# run it: every operator is missing; measured only, and held to its flash
+# budget there)
+[ -f "$B/an386/no_kernels.map" ] || { echo "mcu.sh: run.sh made no $B/an386/no_kernels.map"; exit 1; }
 
 stat() { sed -n "s/^stat $2 //p" "$1" | head -n 1; }
 kb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1024 }'; }
 
-# Flash by origin from the linker map: code and rodata (and .data's initial
-# values, exception tables) of each input object that --gc-sections kept.
-flash_by_origin() {
-    awk '
-    /^Linker script and memory map/ { on = 1; next }
-    !on { next }
-    /^[^ ]/ { out = $1 }
-    function hex(s,    n, i, c) {
-        n = 0
-        s = tolower(substr(s, 3))
-        for (i = 1; i <= length(s); i++) {
-            c = index("0123456789abcdef", substr(s, i, 1)) - 1
-            n = n * 16 + c
-        }
-        return n
-    }
-    function add(size, file) {
-        if (out !~ /^\.(text|rodata|data|ARM\.extab|ARM\.exidx|preinit_array|init_array|fini_array)$/) return
-        if (file ~ /pfvm_impl(_sel|_planned|_small|_none)?\.o$/) k = "pfvm"
-        else if (file ~ /pb_(common|decode|encode)\.o$/) k = "nanopb"
-        else if (file ~ /(main|main_sel|startup)\.o$/) k = "harness"
-        else if (file ~ /model\.o$/) k = "model"
-        else k = "libc"
-        sum[k] += hex(size)
-    }
-    /^ \*fill\*/ { next }
-    /^ \.[^ ]+$/ { pending = 1; next }
-    pending && $1 ~ /^0x/ && NF >= 3 { add($2, $3); pending = 0; next }
-    { pending = 0 }
-    /^ \.[^ ]+ +0x[0-9a-f]+ +0x[0-9a-f]+ / { add($3, $4) }
-    END { printf "%d %d %d %d\n", sum["pfvm"], sum["nanopb"], sum["libc"], sum["harness"] }
-    ' "$1"
-}
+# Flash by origin from the linker map (pfvm, nanopb, libc, harness bytes)
+flash_by_origin() { awk -f tests/mcu/flash_by_origin.awk "$1"; }
 
 # calls and tail calls into libgcc's soft-double routines
 soft_double() {
