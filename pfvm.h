@@ -271,6 +271,18 @@
  *                         flash -10.5 KB (47.4 -> 37.0 KB), 1.7x the
  *                         instructions per inference (4.3 instead of 2.5
  *                         per MAC) and 7 KB more stack (the 8 KB panel)
+ *   PFVM_LEAN_PRODUCTS    (opt-in) a smaller matrix engine, as fast where
+ *                         models spend their time: float products keep the
+ *                         4x4 tile of 32-bit Arm (A read in place: Conv's
+ *                         im2col, Gemm and MatMul with many rows) and the
+ *                         matrix-vector loops; the others (a transposed A,
+ *                         up to 8 rows of a row-major B, a packed A, threaded
+ *                         parts) take PFVM_SMALL_KERNELS' loop nest, and the
+ *                         direct strips and the blocked engine are not
+ *                         linked (without the tile, off 32-bit Arm, every
+ *                         other product takes the loop nest): the same bits.
+ *                         digits planned on a Cortex-M4F: pfvm's flash
+ *                         -2.9 KB, the same instructions per inference
  *   PFVM_POOL_NO_INT8     MaxPool leaves out its 8-bit planes (int8 and uint8
  *                         inputs, quantized models): such inputs then run
  *                         the generic loop (same values; in a
