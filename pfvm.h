@@ -271,18 +271,20 @@
  *                         flash -10.5 KB (47.4 -> 37.0 KB), 1.7x the
  *                         instructions per inference (4.3 instead of 2.5
  *                         per MAC) and 7 KB more stack (the 8 KB panel)
- *   PFVM_LEAN_PRODUCTS    (opt-in) a smaller matrix engine, as fast where
- *                         models spend their time: float products keep the
- *                         4x4 tile of 32-bit Arm (A read in place: Conv's
- *                         im2col, Gemm and MatMul with many rows) and the
- *                         matrix-vector loops; the others (a transposed A,
- *                         up to 8 rows of a row-major B, a packed A, threaded
- *                         parts) take PFVM_SMALL_KERNELS' loop nest, and the
- *                         direct strips and the blocked engine are not
- *                         linked (without the tile, off 32-bit Arm, every
- *                         other product takes the loop nest): the same bits.
- *                         digits planned on a Cortex-M4F: pfvm's flash
- *                         -2.9 KB, the same instructions per inference
+ *   PFVM_LEAN_KERNELS     (opt-in) smaller kernels that keep their main
+ *                         fast paths: float products keep the 4x4 tile of
+ *                         32-bit Arm (A read in place: Conv's im2col, Gemm
+ *                         and MatMul with many rows) and the matrix-vector
+ *                         loops; the others (a transposed A, up to 8 rows
+ *                         of a row-major B, a packed A, threaded parts) take
+ *                         PFVM_SMALL_KERNELS' loop nest (so do all but the
+ *                         matrix-vector ones off 32-bit Arm, without the
+ *                         tile), and the direct strips and the blocked
+ *                         engine are not linked; float pooling keeps the
+ *                         2x2 loop, other windows take the generic loop:
+ *                         the same bits. digits planned on a Cortex-M4F:
+ *                         pfvm's flash -4.6 KB, the same instructions per
+ *                         inference
  *   PFVM_POOL_NO_INT8     MaxPool leaves out its 8-bit planes (int8 and uint8
  *                         inputs, quantized models): such inputs then run
  *                         the generic loop (same values; in a
@@ -3751,6 +3753,18 @@ PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
 #endif
 #else
 #define PFVM__LA_SMALL 0
+#endif
+/* PFVM_LEAN_KERNELS (opt-in, for flash-bound firmware; see pfvm.h): the
+ * kernels keep their main fast paths only. The matrix engine keeps the 4x4
+ * tile (32-bit Arm) and the matrix-vector loops, every other product (few
+ * rows of a row-major B, the blocked engine's, the threaded parts', a
+ * packed A's) takes PFVM_SMALL_KERNELS' loop nest (linalg.c: the direct
+ * strips and the blocked engine are not linked); float pooling keeps the
+ * 2x2 loop, the rest takes the generic loop (nn.c): the same bits. */
+#if defined(PFVM_LEAN_KERNELS) && !PFVM__LA_SMALL
+#define PFVM__LA_LEAN 1
+#else
+#define PFVM__LA_LEAN 0
 #endif
 /* Conv packs constant weights once at bind into the matrix engine's
  * layout (a copy as large as the weights) where this is 1: 64-bit hosts. */
@@ -25729,16 +25743,6 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_indexing[] = {
 #if !defined(PFVM__LA_X86) && (defined(PFVM_LA_TILE4) || (defined(__arm__) && !defined(__aarch64__)))
 #define PFVM__LA_T4 1
 #endif
-/* PFVM_LEAN_PRODUCTS (opt-in, for flash-bound firmware; see pfvm.h): the
- * 4x4 tile (32-bit Arm) and the matrix-vector loops stay, every other
- * product (few rows of a row-major B, the blocked engine's, the threaded
- * parts', a packed A's) takes PFVM_SMALL_KERNELS' loop nest: the same
- * bits, and the direct strips and the blocked engine are not linked. */
-#if defined(PFVM_LEAN_PRODUCTS) && !PFVM__LA_SMALL
-#define PFVM__LA_LEAN 1
-#else
-#define PFVM__LA_LEAN 0
-#endif
 /* Microcontrollers have no cache for blocks to stay in: the engine keeps
  * its small stack blocks and asks the executor for no workspace. */
 #if !defined(PFVM_LA_WORKSPACE) && !defined(PFVM_LA_NO_WORKSPACE) && defined(__ARM_ARCH_PROFILE) && \
@@ -31785,7 +31789,7 @@ static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha,
 }
 
 #if (!defined(PFVM_DISPATCH_CLONES) && (defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__)))) || \
-    defined(PFVM_SMALL_KERNELS)
+    defined(PFVM_SMALL_KERNELS) || defined(PFVM_LEAN_KERNELS)
 #define PFVM__NN_MAX_2X2 1
 /* 2x2 windows, stride 2, no padding, none past the input (a CNN's usual
  * pooling) on 32-bit Arm and in PFVM_SMALL_KERNELS builds: the four values
@@ -32234,10 +32238,10 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     Y = k->out[0];
     NC = X->dims[0] * X->dims[1];
-    /* PFVM_SMALL_KERNELS: float pooling takes pfvm__nn_pool_f32 (the same
-     * values; the 2-D plane loops are not compiled in), but for the 2x2
-     * loop */
-#if defined(PFVM__NN_MAX_2X2) && defined(PFVM_SMALL_KERNELS)
+    /* PFVM_SMALL_KERNELS, PFVM_LEAN_KERNELS: float pooling takes
+     * pfvm__nn_pool_f32 (the same values; the 2-D plane loops are not
+     * compiled in), but for the 2x2 loop */
+#if defined(PFVM__NN_MAX_2X2) && (PFVM__LA_SMALL || PFVM__LA_LEAN)
     if (kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2) && pfvm__nn_max_2x2(&d2, (const float *)X->data, (float *)Y->data)) {
         for (c = 1; c < NC; c++)
@@ -32245,8 +32249,8 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return PFVM_OK;
     }
 #endif
-    if (!PFVM__LA_SMALL && kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
-        pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
+    if (!PFVM__LA_SMALL && !PFVM__LA_LEAN && kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT &&
+        Y->dtype == PFVM_FLOAT && pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
         pfvm__nn_max_planes(k, &d2, (const float *)X->data, (float *)Y->data, NC);
         return PFVM_OK;
     }
@@ -32257,7 +32261,8 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return PFVM_OK;
     }
 #endif
-    if (!PFVM__LA_SMALL && kind == PFVM__NN_AVG && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
+    if (!PFVM__LA_SMALL && !PFVM__LA_LEAN && kind == PFVM__NN_AVG && !I && X->dtype == PFVM_FLOAT &&
+        Y->dtype == PFVM_FLOAT &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2) && w.pe[0] < INT32_MAX - in_sp[0] && w.pe[1] < INT32_MAX - in_sp[1]) {
         pfvm__nn_avg_planes(&d2, &w, count_pad, (const float *)X->data, (float *)Y->data, NC);
         return PFVM_OK;

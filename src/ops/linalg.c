@@ -36,16 +36,6 @@
 #if !defined(PFVM__LA_X86) && (defined(PFVM_LA_TILE4) || (defined(__arm__) && !defined(__aarch64__)))
 #define PFVM__LA_T4 1
 #endif
-/* PFVM_LEAN_PRODUCTS (opt-in, for flash-bound firmware; see pfvm.h): the
- * 4x4 tile (32-bit Arm) and the matrix-vector loops stay, every other
- * product (few rows of a row-major B, the blocked engine's, the threaded
- * parts', a packed A's) takes PFVM_SMALL_KERNELS' loop nest: the same
- * bits, and the direct strips and the blocked engine are not linked. */
-#if defined(PFVM_LEAN_PRODUCTS) && !PFVM__LA_SMALL
-#define PFVM__LA_LEAN 1
-#else
-#define PFVM__LA_LEAN 0
-#endif
 /* Microcontrollers have no cache for blocks to stay in: the engine keeps
  * its small stack blocks and asks the executor for no workspace. */
 #if !defined(PFVM_LA_WORKSPACE) && !defined(PFVM_LA_NO_WORKSPACE) && defined(__ARM_ARCH_PROFILE) && \

@@ -150,7 +150,7 @@ if [ -z "$want" ] || echo " $want " | grep -qE " ((digits|mlp_mnist)_planned|dig
         echo "mcu: the planned models need build/interp (make), left out"
     fi
 fi
-PLANNED_SWITCHES="-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_PLANNED_ONLY -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_NO_FUSION -DPFVM_LEAN_PRODUCTS"
+PLANNED_SWITCHES="-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_PLANNED_ONLY -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_NO_FUSION -DPFVM_LEAN_KERNELS"
 PLANNED_FLAGS="-include $B/planned_ops.h $PLANNED_SWITCHES"
 # the reader + executor with no kernels (no_kernels.elf: the planned build with
 # an empty operator selection, linked into digits_planned's program; not run,
