@@ -158,19 +158,33 @@ output bit-exact with the host build and with `interp run`):
 | pfvm flash, digits_planned (`PFVM_LEAN_KERNELS` now) | 46.0 KB (47,057 B) | 41.4 KB (42,363 B) | <= 32 KB |
 | pfvm flash, digits_small (`PFVM_SMALL_KERNELS`, opt-in) | 35.1 KB (35,991 B) | 35.1 KB (35,991 B) | <= 32 KB |
 | pfvm flash, reader + executor with no kernels | 21.6 KB (22,071 B) | 21.6 KB (22,071 B) | <= 16 KB |
-| instructions per inference, digits_planned | 834,840 | @DP_INSNS@ | - |
-| stack in a run, digits_planned | 2.3 KB (2,392 B) | @DP_STACK@ | - |
+| instructions per inference, digits_planned | 834,840 | 833,080 | - |
+| stack in a run, digits_planned | 2.3 KB (2,392 B) | 2.4 KB (2,496 B) | - |
 
 Targets not met: digits_planned is 9.4 KB over, digits_small 3.1 KB
 over, the no-kernel image 5.6 KB over.
 
 Where digits_planned's pfvm symbols went after this round (`python3
 bench/flash_by_dir.py --purpose build/mcu/an386/digits_planned.elf`;
-45,874 B of symbols before, 41,228 now):
+45,904 B of symbols before, 41,228 now):
 
 | purpose | bytes | KB | largest symbols |
 | --- | ---: | ---: | --- |
-@DP_PURPOSE@
+| load: ONNX / protobuf decoding | 8304 | 8.1 | `pfvm__onnx_load` 4012, `pfvm__onnx_tensor` 1192, `pfvm__onnx_vinfo_apply` 724 |
+| matrix engine (Conv and Gemm products) | 8062 | 7.9 | `pfvm__la_sgemm_in` 1996, `pfvm__la_t4_inplace` 1168, `pfvm__la_kern_t4a` 1064 |
+| executor: setup, bind, run, free | 4674 | 4.6 | `pfvm_exec_bind` 788, `pfvm_exec_run` 776, `pfvm__kctx_alloc_output` 768 |
+| kernel: Conv (im2col packing, geometry) | 3812 | 3.7 | `pfvm__nn_k_conv` 1652, `pfvm__nn_pack_conv` 660, `pfvm__nn_pack_conv2d` 500 |
+| kernel: pooling (window, MaxPool) | 3574 | 3.5 | `pfvm__nn_pool` 1886, `pfvm__nn_resolve` 820, `pfvm__nn_window` 660 |
+| graph building (IR, names, attributes, dims) | 3340 | 3.3 | `pfvm_graph_add_node` 404, `pfvm_graph_add_init` 224, `pfvm_graph_value` 216 |
+| base: tensors, arena, allocator, messages | 2424 | 2.4 | `pfvm__vsnprintf` 648, `pfvm_tensor_numel` 226, `pfvm_tensor_release` 156 |
+| stored plan check | 1742 | 1.7 | `pfvm__plan_stored` 1296, `pfvm__check_input` 164, `pfvm__given_reserve` 122 |
+| operator resolution (registry) | 1716 | 1.7 | `pfvm__resolve_graph` 408, `pfvm__ops_nn` 276, `pfvm__ops_tensor` 184 |
+| kernel: Gemm | 978 | 1.0 | `pfvm__la_k_gemm` 888, `pfvm__la_bias_span` 90 |
+| kernel: Relu (element-wise) | 932 | 0.9 | `pfvm__ew_blocks` 392, `pfvm__ew_k_relu` 324, `pfvm__ew_s_relu` 172 |
+| element-wise engine (broadcasting walk, general paths; Gemm's bias) | 722 | 0.7 | `pfvm__ew_iter_init` 362, `pfvm__ew_apply_split` 360 |
+| kernel: Flatten | 524 | 0.5 | `pfvm__tn_k_flatten` 500, `pfvm__tn_a_axis` 24 |
+| verify and order check | 424 | 0.4 | `pfvm__verify_scope` 200, `pfvm__touched` 156, `pfvm_graph_toposort` 68 |
+| **pfvm symbols** | 41228 | 40.3 | |
 
 What this round did:
 
@@ -1256,7 +1270,7 @@ MD
     set -- $(flash_by_origin "$B/an386/no_kernels.map")
     echo "## Reader + executor with no kernels"
     echo
-    echo "The planned build (\`PFVM_NO_AUTODIFF PFVM_NO_SHAPE_INFERENCE PFVM_FLOAT32_ONLY PFVM_ONNX_TENSORS_ONLY PFVM_NO_THREADS PFVM_TERSE_MESSAGES PFVM_NO_FUSION\`) with an empty"
+    echo "The planned build (\`PFVM_NO_AUTODIFF PFVM_NO_SHAPE_INFERENCE PFVM_PLANNED_ONLY PFVM_ARENA_CHUNK=1024 PFVM_FLOAT32_ONLY PFVM_ONNX_TENSORS_ONLY PFVM_NO_THREADS PFVM_TERSE_MESSAGES PFVM_NO_FUSION PFVM_LEAN_KERNELS\`, tests/mcu/run.sh's \`PLANNED_SWITCHES\`) with an empty"
     echo "operator selection, linked into digits_planned's program and model"
     echo "(\`build/mcu/an386/no_kernels.elf\`; it is not run): pfvm $(kb $1) KB (target 16 KB), nanopb $(kb $2) KB,"
     echo "libc, libm, libgcc $(kb $3) KB. By source:"
