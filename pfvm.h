@@ -271,6 +271,20 @@
  *                         flash -10.5 KB (47.4 -> 37.0 KB), 1.7x the
  *                         instructions per inference (4.3 instead of 2.5
  *                         per MAC) and 7 KB more stack (the 8 KB panel)
+ *   PFVM_LEAN_KERNELS     (opt-in) smaller kernels that keep their main
+ *                         fast paths: float products keep the 4x4 tile of
+ *                         32-bit Arm (A read in place: Conv's im2col, Gemm
+ *                         and MatMul with many rows) and the matrix-vector
+ *                         loops; the others (a transposed A, up to 8 rows
+ *                         of a row-major B, a packed A, threaded parts) take
+ *                         PFVM_SMALL_KERNELS' loop nest (so do all but the
+ *                         matrix-vector ones off 32-bit Arm, without the
+ *                         tile), and the direct strips and the blocked
+ *                         engine are not linked; float pooling keeps the
+ *                         2x2 loop, other windows take the generic loop:
+ *                         the same bits. digits planned on a Cortex-M4F:
+ *                         pfvm's flash -4.6 KB, the same instructions per
+ *                         inference
  *   PFVM_POOL_NO_INT8     MaxPool leaves out its 8-bit planes (int8 and uint8
  *                         inputs, quantized models): such inputs then run
  *                         the generic loop (same values; in a
@@ -3769,6 +3783,18 @@ PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
 #endif
 #else
 #define PFVM__LA_SMALL 0
+#endif
+/* PFVM_LEAN_KERNELS (opt-in, for flash-bound firmware; see pfvm.h): the
+ * kernels keep their main fast paths only. The matrix engine keeps the 4x4
+ * tile (32-bit Arm) and the matrix-vector loops, every other product (few
+ * rows of a row-major B, the blocked engine's, the threaded parts', a
+ * packed A's) takes PFVM_SMALL_KERNELS' loop nest (linalg.c: the direct
+ * strips and the blocked engine are not linked); float pooling keeps the
+ * 2x2 loop, the rest takes the generic loop (nn.c): the same bits. */
+#if defined(PFVM_LEAN_KERNELS) && !PFVM__LA_SMALL
+#define PFVM__LA_LEAN 1
+#else
+#define PFVM__LA_LEAN 0
 #endif
 /* Conv packs constant weights once at bind into the matrix engine's
  * layout (a copy as large as the weights) where this is 1: 64-bit hosts. */
@@ -27056,6 +27082,10 @@ PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k)
 {
     if (PFVM__LA_SMALL) /* pfvm__la_small's panel is on the stack */
         return 0;
+#ifndef PFVM__LA_T4
+    if (PFVM__LA_LEAN) /* every product that is not a matrix-vector one takes pfvm__la_small */
+        return 0;
+#endif
 #ifdef PFVM_LA_NO_WORKSPACE
     /* the small blocks (pfvm_la_sgemm_ws), reserved at bind rather than on
      * the stack; none for matrix-vector products */
@@ -27644,6 +27674,10 @@ static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, cons
     }
     plain = plain || (!ws && as_k == 1);
 #endif
+    if (PFVM__LA_LEAN) { /* the matrix-vector loops or the loop nest (constant: the rest is not compiled in) */
+        pfvm__la_small(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, e);
+        return;
+    }
     if (e && plain)
         pfvm__la_epi_fill(eb, m, 0, n, c, ldc);
     if (pack == pfvm_la_pack_strided &&
@@ -27708,14 +27742,14 @@ PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha
  * into its slab. */
 PFVM_INTERNAL size_t pfvm_la_packed_floats(int64_t m, int64_t k)
 {
-    if (PFVM__LA_SMALL) /* A row by row (pfvm__la_small reads it in place) */
+    if (PFVM__LA_SMALL || PFVM__LA_LEAN) /* A row by row (pfvm__la_small reads it in place) */
         return (size_t)((m < 1 ? 1 : m) * (k < 1 ? 1 : k));
     return (size_t)(pfvm__la_round(m < 1 ? 1 : m, pfvm__la_pick()->mr) * (k < 1 ? 1 : k));
 }
 
 PFVM_INTERNAL int pfvm_la_packed_mr(void)
 {
-    if (PFVM__LA_SMALL)
+    if (PFVM__LA_SMALL || PFVM__LA_LEAN)
         return 1;
     return pfvm__la_pick()->mr;
 }
@@ -27725,7 +27759,7 @@ PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64
     const pfvm__la_kern *kn = pfvm__la_pick();
     pfvm__la_blocks bl = pfvm__la_blocking(kn, m, 1, k, 1);
     int64_t pc, mpad = pfvm__la_round(m, kn->mr);
-    if (PFVM__LA_SMALL) { /* rows of k floats, as pfvm__la_small reads A with as_m = k, as_k = 1 */
+    if (PFVM__LA_SMALL || PFVM__LA_LEAN) { /* rows of k floats, as pfvm__la_small reads A with as_m = k, as_k = 1 */
         int64_t i;
         for (i = 0; i < m; i++)
             for (pc = 0; pc < k; pc++)
@@ -27745,7 +27779,7 @@ static void pfvm__la_sgemm_packed_e(int64_t m, int64_t n, int64_t k, float alpha
                                     const pfvm_la_epi *e)
 {
     const pfvm__la_kern *kn = pfvm__la_pick();
-    if (PFVM__LA_SMALL) {
+    if (PFVM__LA_SMALL || PFVM__LA_LEAN) {
         pfvm__la_small(m, n, k, alpha, apacked, k, 1, pack, user, c, ldc, e);
         return;
     }
@@ -27941,9 +27975,12 @@ static int pfvm__la_split(pfvm__la_par *p, int threads)
 static void pfvm__la_run(pfvm_kctx *k, pfvm__la_par *p)
 {
     int parts;
-    if (PFVM__LA_SMALL) { /* one thread, A in place or packed row by row */
+    if (PFVM__LA_SMALL || PFVM__LA_LEAN) { /* one thread, A in place or packed row by row */
         if (p->apre)
             pfvm__la_small(p->m, p->n, p->k, p->alpha, p->apre, p->k, 1, p->pack, p->user, p->c, p->ldc, p->e);
+        else if (PFVM__LA_LEAN) /* the tile, the matrix-vector loops or the loop nest */
+            pfvm__la_sgemm_ws_e(p->m, p->n, p->k, p->alpha, p->a, p->as_m, p->as_k, p->pack, p->user, p->c, p->ldc,
+                                p->ws, p->e);
         else
             pfvm__la_small(p->m, p->n, p->k, p->alpha, p->a, p->as_m, p->as_k, p->pack, p->user, p->c, p->ldc, p->e);
         return;
@@ -32968,7 +33005,7 @@ static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha,
 }
 
 #if (!defined(PFVM_DISPATCH_CLONES) && (defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__)))) || \
-    defined(PFVM_SMALL_KERNELS)
+    defined(PFVM_SMALL_KERNELS) || defined(PFVM_LEAN_KERNELS)
 #define PFVM__NN_MAX_2X2 1
 /* 2x2 windows, stride 2, no padding, none past the input (a CNN's usual
  * pooling) on 32-bit Arm and in PFVM_SMALL_KERNELS builds: the four values
@@ -33421,10 +33458,10 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     Y = k->out[0];
     NC = X->dims[0] * X->dims[1];
-    /* PFVM_SMALL_KERNELS: float pooling takes pfvm__nn_pool_f32 (the same
-     * values; the 2-D plane loops are not compiled in), but for the 2x2
-     * loop */
-#if defined(PFVM__NN_MAX_2X2) && defined(PFVM_SMALL_KERNELS)
+    /* PFVM_SMALL_KERNELS, PFVM_LEAN_KERNELS: float pooling takes
+     * pfvm__nn_pool_f32 (the same values; the 2-D plane loops are not
+     * compiled in), but for the 2x2 loop */
+#if defined(PFVM__NN_MAX_2X2) && (PFVM__LA_SMALL || PFVM__LA_LEAN)
     if (kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2) && pfvm__nn_max_2x2(&d2, (const float *)X->data, (float *)Y->data)) {
         for (c = 1; c < NC; c++)
@@ -33432,8 +33469,8 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return PFVM_OK;
     }
 #endif
-    if (!PFVM__LA_SMALL && kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
-        pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
+    if (!PFVM__LA_SMALL && !PFVM__LA_LEAN && kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT &&
+        Y->dtype == PFVM_FLOAT && pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
         pfvm__nn_max_planes(k, &d2, (const float *)X->data, (float *)Y->data, NC);
         return PFVM_OK;
     }
@@ -33444,7 +33481,8 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return PFVM_OK;
     }
 #endif
-    if (!PFVM__LA_SMALL && kind == PFVM__NN_AVG && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
+    if (!PFVM__LA_SMALL && !PFVM__LA_LEAN && kind == PFVM__NN_AVG && !I && X->dtype == PFVM_FLOAT &&
+        Y->dtype == PFVM_FLOAT &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2) && w.pe[0] < INT32_MAX - in_sp[0] && w.pe[1] < INT32_MAX - in_sp[1]) {
         pfvm__nn_avg_planes(&d2, &w, count_pad, (const float *)X->data, (float *)Y->data, NC);
         return PFVM_OK;

@@ -16,7 +16,8 @@
 # PFVM_QLINEAR_PACK_PER_RUN on the same; and PFVM_UNARY_F32_ONLY (with
 # PFVM_PLANNED_ONLY: the header for the fused model does not write it),
 # whose refusals tests/test_float32_only.c checks; and
-# PFVM_PLANNED_ONLY, and PFVM_SMALL_KERNELS); and a
+# PFVM_PLANNED_ONLY, and PFVM_SMALL_KERNELS, and PFVM_LEAN_KERNELS with
+# the 4x4 tile, whose rounding tests/test_gemm.c checks too); and a
 # depthwise model (dscnn) without Conv's depthwise kernel, near the plain
 # build's outputs. Needs
 # build/interp (make). One line per build, then "N passed, M failed".
@@ -62,6 +63,7 @@ for cc in $compilers; do
         "selected_fused:fused:-DPFVM_NO_AUTODIFF -include $B/ops.h" \
         "tile4:fused:-DPFVM_NO_DISPATCH -DPFVM_LA_TILE4 -DPFVM_CONV_DIRECT -DPFVM_EXACT_FMA" \
         "small:fused:-DPFVM_SMALL_KERNELS" \
+        "lean:fused:-DPFVM_NO_DISPATCH -DPFVM_LA_TILE4 -DPFVM_LEAN_KERNELS -DPFVM_EXACT_FMA" \
         "planned:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -include $B/ops.h" \
         "float32:fused:-DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY" \
         "planned_f32:planned:-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -include $B/ops.h" \
@@ -267,6 +269,19 @@ elif ! "$B/gemm_small" >"$B/gemm_small.out" 2>&1; then
     fail=$((fail + 1))
 else
     echo "ok   gemm_small: tests/test_gemm.c with PFVM_SMALL_KERNELS: $(tail -n 1 "$B/gemm_small.out")"
+    pass=$((pass + 1))
+fi
+# and with PFVM_LEAN_KERNELS (the tile, the matrix-vector loops, the loop nest)
+if ! nice $CC -std=c99 -Wall -Wextra -pedantic -Werror -O2 -I. -Itests -DGEMM_AMALGAMATED -DPFVM_NO_DISPATCH \
+    -DPFVM_LA_TILE4 -DPFVM_LEAN_KERNELS -DPFVM_EXACT_FMA tests/test_gemm.c -o "$B/gemm_lean" -lprotobuf-nanopb -lm 2>"$B/gemm_lean.log"; then
+    echo "FAIL gemm_lean: compile:"
+    head -n 5 "$B/gemm_lean.log"
+    fail=$((fail + 1))
+elif ! "$B/gemm_lean" >"$B/gemm_lean.out" 2>&1; then
+    echo "FAIL gemm_lean: $(tail -n 1 "$B/gemm_lean.out")"
+    fail=$((fail + 1))
+else
+    echo "ok   gemm_lean: tests/test_gemm.c with PFVM_LEAN_KERNELS and the 4x4 tile: $(tail -n 1 "$B/gemm_lean.out")"
     pass=$((pass + 1))
 fi
 echo "$pass passed, $fail failed"

@@ -976,6 +976,10 @@ PFVM_INTERNAL size_t pfvm_la_sgemm_ws_floats(int64_t m, int64_t n, int64_t k)
 {
     if (PFVM__LA_SMALL) /* pfvm__la_small's panel is on the stack */
         return 0;
+#ifndef PFVM__LA_T4
+    if (PFVM__LA_LEAN) /* every product that is not a matrix-vector one takes pfvm__la_small */
+        return 0;
+#endif
 #ifdef PFVM_LA_NO_WORKSPACE
     /* the small blocks (pfvm_la_sgemm_ws), reserved at bind rather than on
      * the stack; none for matrix-vector products */
@@ -1564,6 +1568,10 @@ static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, cons
     }
     plain = plain || (!ws && as_k == 1);
 #endif
+    if (PFVM__LA_LEAN) { /* the matrix-vector loops or the loop nest (constant: the rest is not compiled in) */
+        pfvm__la_small(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, e);
+        return;
+    }
     if (e && plain)
         pfvm__la_epi_fill(eb, m, 0, n, c, ldc);
     if (pack == pfvm_la_pack_strided &&
@@ -1628,14 +1636,14 @@ PFVM_INTERNAL void pfvm_la_sgemm_ws(int64_t m, int64_t n, int64_t k, float alpha
  * into its slab. */
 PFVM_INTERNAL size_t pfvm_la_packed_floats(int64_t m, int64_t k)
 {
-    if (PFVM__LA_SMALL) /* A row by row (pfvm__la_small reads it in place) */
+    if (PFVM__LA_SMALL || PFVM__LA_LEAN) /* A row by row (pfvm__la_small reads it in place) */
         return (size_t)((m < 1 ? 1 : m) * (k < 1 ? 1 : k));
     return (size_t)(pfvm__la_round(m < 1 ? 1 : m, pfvm__la_pick()->mr) * (k < 1 ? 1 : k));
 }
 
 PFVM_INTERNAL int pfvm_la_packed_mr(void)
 {
-    if (PFVM__LA_SMALL)
+    if (PFVM__LA_SMALL || PFVM__LA_LEAN)
         return 1;
     return pfvm__la_pick()->mr;
 }
@@ -1645,7 +1653,7 @@ PFVM_INTERNAL int pfvm_la_pack_a_all(int64_t m, int64_t k, const float *a, int64
     const pfvm__la_kern *kn = pfvm__la_pick();
     pfvm__la_blocks bl = pfvm__la_blocking(kn, m, 1, k, 1);
     int64_t pc, mpad = pfvm__la_round(m, kn->mr);
-    if (PFVM__LA_SMALL) { /* rows of k floats, as pfvm__la_small reads A with as_m = k, as_k = 1 */
+    if (PFVM__LA_SMALL || PFVM__LA_LEAN) { /* rows of k floats, as pfvm__la_small reads A with as_m = k, as_k = 1 */
         int64_t i;
         for (i = 0; i < m; i++)
             for (pc = 0; pc < k; pc++)
@@ -1665,7 +1673,7 @@ static void pfvm__la_sgemm_packed_e(int64_t m, int64_t n, int64_t k, float alpha
                                     const pfvm_la_epi *e)
 {
     const pfvm__la_kern *kn = pfvm__la_pick();
-    if (PFVM__LA_SMALL) {
+    if (PFVM__LA_SMALL || PFVM__LA_LEAN) {
         pfvm__la_small(m, n, k, alpha, apacked, k, 1, pack, user, c, ldc, e);
         return;
     }
@@ -1861,9 +1869,12 @@ static int pfvm__la_split(pfvm__la_par *p, int threads)
 static void pfvm__la_run(pfvm_kctx *k, pfvm__la_par *p)
 {
     int parts;
-    if (PFVM__LA_SMALL) { /* one thread, A in place or packed row by row */
+    if (PFVM__LA_SMALL || PFVM__LA_LEAN) { /* one thread, A in place or packed row by row */
         if (p->apre)
             pfvm__la_small(p->m, p->n, p->k, p->alpha, p->apre, p->k, 1, p->pack, p->user, p->c, p->ldc, p->e);
+        else if (PFVM__LA_LEAN) /* the tile, the matrix-vector loops or the loop nest */
+            pfvm__la_sgemm_ws_e(p->m, p->n, p->k, p->alpha, p->a, p->as_m, p->as_k, p->pack, p->user, p->c, p->ldc,
+                                p->ws, p->e);
         else
             pfvm__la_small(p->m, p->n, p->k, p->alpha, p->a, p->as_m, p->as_k, p->pack, p->user, p->c, p->ldc, p->e);
         return;

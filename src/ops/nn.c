@@ -3004,7 +3004,7 @@ static float pfvm__nn_max_one(const pfvm__nn_2d *d, const float *x, int32_t kha,
 }
 
 #if (!defined(PFVM_DISPATCH_CLONES) && (defined(PFVM_CONV_DIRECT) || (defined(__arm__) && !defined(__aarch64__)))) || \
-    defined(PFVM_SMALL_KERNELS)
+    defined(PFVM_SMALL_KERNELS) || defined(PFVM_LEAN_KERNELS)
 #define PFVM__NN_MAX_2X2 1
 /* 2x2 windows, stride 2, no padding, none past the input (a CNN's usual
  * pooling) on 32-bit Arm and in PFVM_SMALL_KERNELS builds: the four values
@@ -3457,10 +3457,10 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     Y = k->out[0];
     NC = X->dims[0] * X->dims[1];
-    /* PFVM_SMALL_KERNELS: float pooling takes pfvm__nn_pool_f32 (the same
-     * values; the 2-D plane loops are not compiled in), but for the 2x2
-     * loop */
-#if defined(PFVM__NN_MAX_2X2) && defined(PFVM_SMALL_KERNELS)
+    /* PFVM_SMALL_KERNELS, PFVM_LEAN_KERNELS: float pooling takes
+     * pfvm__nn_pool_f32 (the same values; the 2-D plane loops are not
+     * compiled in), but for the 2x2 loop */
+#if defined(PFVM__NN_MAX_2X2) && (PFVM__LA_SMALL || PFVM__LA_LEAN)
     if (kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2) && pfvm__nn_max_2x2(&d2, (const float *)X->data, (float *)Y->data)) {
         for (c = 1; c < NC; c++)
@@ -3468,8 +3468,8 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return PFVM_OK;
     }
 #endif
-    if (!PFVM__LA_SMALL && kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
-        pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
+    if (!PFVM__LA_SMALL && !PFVM__LA_LEAN && kind == PFVM__NN_MAX && !I && X->dtype == PFVM_FLOAT &&
+        Y->dtype == PFVM_FLOAT && pfvm__nn_2d_win(&w, in_sp, out_sp, &d2)) {
         pfvm__nn_max_planes(k, &d2, (const float *)X->data, (float *)Y->data, NC);
         return PFVM_OK;
     }
@@ -3480,7 +3480,8 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return PFVM_OK;
     }
 #endif
-    if (!PFVM__LA_SMALL && kind == PFVM__NN_AVG && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
+    if (!PFVM__LA_SMALL && !PFVM__LA_LEAN && kind == PFVM__NN_AVG && !I && X->dtype == PFVM_FLOAT &&
+        Y->dtype == PFVM_FLOAT &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2) && w.pe[0] < INT32_MAX - in_sp[0] && w.pe[1] < INT32_MAX - in_sp[1]) {
         pfvm__nn_avg_planes(&d2, &w, count_pad, (const float *)X->data, (float *)Y->data, NC);
         return PFVM_OK;

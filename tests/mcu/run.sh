@@ -150,7 +150,14 @@ if [ -z "$want" ] || echo " $want " | grep -qE " ((digits|mlp_mnist)_planned|dig
         echo "mcu: the planned models need build/interp (make), left out"
     fi
 fi
-PLANNED_FLAGS="-include $B/planned_ops.h -DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_PLANNED_ONLY -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_NO_FUSION"
+PLANNED_SWITCHES="-DPFVM_NO_AUTODIFF -DPFVM_NO_SHAPE_INFERENCE -DPFVM_PLANNED_ONLY -DPFVM_ARENA_CHUNK=1024 -DPFVM_FLOAT32_ONLY -DPFVM_ONNX_TENSORS_ONLY -DPFVM_NO_THREADS -DPFVM_TERSE_MESSAGES -DPFVM_NO_FUSION -DPFVM_LEAN_KERNELS"
+PLANNED_FLAGS="-include $B/planned_ops.h $PLANNED_SWITCHES"
+# the reader + executor with no kernels (no_kernels.elf: the planned build with
+# an empty operator selection, linked into digits_planned's program; not run,
+# only measured and held to its flash budget)
+printf '#define PFVM_OPS_SELECTED 1\n' >"$B/no_ops.tmp"
+cmp -s "$B/no_ops.tmp" "$B/no_ops.h" || mv "$B/no_ops.tmp" "$B/no_ops.h"
+rm -f "$B/no_ops.tmp"
 
 # the libraries, once per board and for the host (in parallel: two jobs)
 pids=""
@@ -162,6 +169,8 @@ for board in $BOARDS; do
         [ $sel = 1 ] && compile $CROSS "$f $SEL_FLAGS" "$B/$board/pfvm_impl_sel.o" tests/mcu/pfvm_impl.c
         [ $planned = 1 ] && compile $CROSS "$f $PLANNED_FLAGS" "$B/$board/pfvm_impl_planned.o" tests/mcu/pfvm_impl.c
         [ $planned = 1 ] && compile $CROSS "$f $PLANNED_FLAGS -DPFVM_SMALL_KERNELS" "$B/$board/pfvm_impl_small.o" tests/mcu/pfvm_impl.c
+        [ $planned = 1 ] && [ $board = an386 ] &&
+            compile $CROSS "$f -include $B/no_ops.h $PLANNED_SWITCHES" "$B/$board/pfvm_impl_none.o" tests/mcu/pfvm_impl.c
         [ $sel = 1 ] || [ $planned = 1 ] && compile $CROSS "$f -DMCU_PREPARED" "$B/$board/main_sel.o" tests/mcu/main.c
         for n in $NANOPB; do compile $CROSS "$f" "$B/$board/$n.o" build/nanopb-src/$n.c; done
         compile $CROSS "$f" "$B/$board/startup.o" tests/mcu/startup.c
@@ -266,6 +275,42 @@ echo "$MODELS" | while read -r name model input variant; do
             echo x >>"$B/.passes"
         fi
     done
+done
+
+# the reader + executor with no kernels, on the M4 (after digits_planned: its model object)
+if [ $planned = 1 ] && [ -f "$B/an386/digits_planned.model.o" ] && { [ -z "$want" ] || echo " $want " | grep -q " digits_planned "; }; then
+    d="$B/an386/no_kernels"
+    if stale "$d.elf" "$B/an386/pfvm_impl_none.o" "$B/an386/main_sel.o" "$B/an386/digits_planned.model.o" tests/mcu/mps2.ld; then
+        # shellcheck disable=SC2086
+        $CROSS $(board_flags an386) --specs=nano.specs --specs=nosys.specs -nostartfiles -T tests/mcu/mps2.ld -Wl,--gc-sections \
+            -Wl,-Map="$d.map" -Wl,--no-warn-rwx-segments "$B/an386/startup.o" "$B/an386/main_sel.o" \
+            "$B/an386/pfvm_impl_none.o" "$B/an386/pb_common.o" "$B/an386/pb_decode.o" "$B/an386/pb_encode.o" \
+            "$B/an386/digits_planned.model.o" -lm -o "$d.elf" 2>"$d.link.log" ||
+            { echo "FAIL no_kernels an386: link: $(head -c 300 "$d.link.log")"; echo x >>"$B/.fails"; rm -f "$d.map"; }
+    fi
+fi
+
+# Flash budget: pfvm's bytes (tests/mcu/flash_by_origin.awk over the M4's
+# linker map) in each image listed in tests/mcu/flash_budget.txt may not
+# grow more than FLASH_SLACK bytes past the figure recorded there, so that
+# a merge cannot grow the firmware unnoticed. Images this run did not make
+# are left out.
+FLASH_SLACK=512
+grep -v '^#' tests/mcu/flash_budget.txt | while read -r name budget; do
+    [ -n "$name" ] || continue
+    if [ "$name" != no_kernels ] && [ -n "$want" ] && ! echo " $want " | grep -q " $name "; then continue; fi
+    [ "$name" = no_kernels ] && { [ -n "$want" ] && ! echo " $want " | grep -q " digits_planned "; } && continue
+    map="$B/an386/$name.map"
+    [ -f "$map" ] || continue
+    set -- $(awk -f tests/mcu/flash_by_origin.awk "$map")
+    if [ "$1" -gt $((budget + FLASH_SLACK)) ]; then
+        echo "FAIL flash $name an386: pfvm takes $1 B, $(($1 - budget)) B past its budget of $budget B (+ $FLASH_SLACK B slack)."
+        echo "     A growth on purpose: set $name's figure in tests/mcu/flash_budget.txt to $1 and say why in the commit"
+        echo "     (python3 bench/flash_by_dir.py --purpose ${map%.map}.elf shows where the bytes go)."
+        echo x >>"$B/.fails"
+    else
+        echo "ok   flash $name an386: pfvm $1 B, budget $budget B (+ $FLASH_SLACK B)$([ "$1" -lt $((budget - FLASH_SLACK)) ] && echo "; $((budget - $1)) B under it: lower the figure in tests/mcu/flash_budget.txt")"
+    fi
 done
 pass=$(cat "$B/.passes" 2>/dev/null | wc -l)
 fail=$(cat "$B/.fails" 2>/dev/null | wc -l)
