@@ -255,6 +255,13 @@
  *                         and stores a following x * Sigmoid(x) (SiLU) the
  *                         same way; the same bits. Needs the fused-loop
  *                         engine (not with PFVM_NO_FUSION)
+ *   PFVM_FUSE_FOLD        GELU written out (Div, Erf, Add, Mul, Mul) runs
+ *                         as one fused-loop step per block, as it does by
+ *                         default on 32-bit targets (the same bits; on
+ *                         64-bit hosts the separate steps are as fast;
+ *                         tests/mcu/run.sh checks the folded path bit-exact
+ *                         with the host on the M4 and M7, and test_fused's
+ *                         GELU cases pass built with it)
  *   PFVM_NO_ASM           on a Cortex-M4/M7 (Thumb-2, single-precision FMA),
  *                         the C loops instead of the inline assembly of the
  *                         4x4 matrix tile's and the direct convolutions'
@@ -3914,7 +3921,7 @@ PFVM_INTERNAL void pfvm_la_sgemm_epi_mt(pfvm_kctx *k, int64_t m, int64_t n, int6
  * splits over k's threads as pfvm_la_sgemm_epi_mt does. Returns 0 (and
  * does nothing) where it does not apply: then the caller runs the engine.
  * AVX-512 hosts only (PFVM__LA_CONV_S1). */
-#if defined(PFVM_AVX512_KERNELS) && !PFVM__LA_SMALL
+#if defined(PFVM_AVX512_KERNELS) && !PFVM__LA_SMALL && !PFVM__LA_LEAN /* its tiles are the engine's, which the lean build leaves out */
 #define PFVM__LA_CONV_S1 1
 typedef struct pfvm_la_conv {
     const float *x;
@@ -32237,6 +32244,18 @@ PFVM_DISPATCH static void pfvm__nn_add_residual(float *y, const float *r, int64_
 #define PFVM__NN_SILU_OF(k) ((void)(k), 0)
 #endif
 
+/* Below this many multiply-adds depthwise planes stay on one thread. A
+ * split pays where half the node's time exceeds a fork/join (about 1 us,
+ * interp bench-pool) with room to spare: depthwise runs at about 6.5
+ * multiply-adds a ns on one thread (shufflenet_v2's 96 planes of 7 x 7,
+ * 42336 of them, took 6.5 us, the least of 300 runs), about six times
+ * slower than a small product, so 16384 (2.5 us) splits about where the
+ * products' PFVM__LA_PAR_MIN (1.8 us) does. MaxPool's planes split from
+ * the same count (outside the depthwise code: PFVM_CONV_NO_DEPTHWISE keeps it). */
+#ifndef PFVM__NN_DW_PAR_MIN
+#define PFVM__NN_DW_PAR_MIN 16384.0f
+#endif
+
 #ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes split over threads: the N x group planes in `chunks`
  * runs, which the tasks take from a shared counter (where gcc and clang
@@ -32357,16 +32376,6 @@ static void pfvm__nn_dw_part(void *ctx, int i)
 #endif
 }
 
-/* Below this many multiply-adds depthwise planes stay on one thread. A
- * split pays where half the node's time exceeds a fork/join (about 1 us,
- * interp bench-pool) with room to spare: depthwise runs at about 6.5
- * multiply-adds a ns on one thread (shufflenet_v2's 96 planes of 7 x 7,
- * 42336 of them, took 6.5 us, the least of 300 runs), about six times
- * slower than a small product, so 16384 (2.5 us) splits about where the
- * products' PFVM__LA_PAR_MIN (1.8 us) does. */
-#ifndef PFVM__NN_DW_PAR_MIN
-#define PFVM__NN_DW_PAR_MIN 16384.0f
-#endif
 
 static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
                              const float *bias, float *y, const float *cl, int silu)

@@ -1024,7 +1024,7 @@ static void build_gelu(tb *b, const void *arg)
             ((float *)w->data)[i] = (float)((i * 37) % 23 - 11) / 16.0f;
         pfvm_graph_add_init(b->g, wv, w, &b->st);
         x = tb_op(b, "Gemm", x, wv, NULL);
-        n = b->g->nodes[stbds_arrlen(b->g->nodes) - 1];
+        n = pfvm_graph_node(b->g, pfvm_graph_num_nodes(b->g) - 1);
         pfvm_node_set_attr_int(n, "transB", 1, &b->st);
     }
     t = tb_op(b, "Div", x, tb_scalar(b, 1.41421354f), NULL);

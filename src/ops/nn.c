@@ -2236,6 +2236,18 @@ PFVM_DISPATCH static void pfvm__nn_add_residual(float *y, const float *r, int64_
 #define PFVM__NN_SILU_OF(k) ((void)(k), 0)
 #endif
 
+/* Below this many multiply-adds depthwise planes stay on one thread. A
+ * split pays where half the node's time exceeds a fork/join (about 1 us,
+ * interp bench-pool) with room to spare: depthwise runs at about 6.5
+ * multiply-adds a ns on one thread (shufflenet_v2's 96 planes of 7 x 7,
+ * 42336 of them, took 6.5 us, the least of 300 runs), about six times
+ * slower than a small product, so 16384 (2.5 us) splits about where the
+ * products' PFVM__LA_PAR_MIN (1.8 us) does. MaxPool's planes split from
+ * the same count (outside the depthwise code: PFVM_CONV_NO_DEPTHWISE keeps it). */
+#ifndef PFVM__NN_DW_PAR_MIN
+#define PFVM__NN_DW_PAR_MIN 16384.0f
+#endif
+
 #ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes split over threads: the N x group planes in `chunks`
  * runs, which the tasks take from a shared counter (where gcc and clang
@@ -2356,16 +2368,6 @@ static void pfvm__nn_dw_part(void *ctx, int i)
 #endif
 }
 
-/* Below this many multiply-adds depthwise planes stay on one thread. A
- * split pays where half the node's time exceeds a fork/join (about 1 us,
- * interp bench-pool) with room to spare: depthwise runs at about 6.5
- * multiply-adds a ns on one thread (shufflenet_v2's 96 planes of 7 x 7,
- * 42336 of them, took 6.5 us, the least of 300 runs), about six times
- * slower than a small product, so 16384 (2.5 us) splits about where the
- * products' PFVM__LA_PAR_MIN (1.8 us) does. */
-#ifndef PFVM__NN_DW_PAR_MIN
-#define PFVM__NN_DW_PAR_MIN 16384.0f
-#endif
 
 static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *wt,
                              const float *bias, float *y, const float *cl, int silu)

@@ -223,7 +223,7 @@ PFVM_INTERNAL void pfvm_la_sgemm_epi_mt(pfvm_kctx *k, int64_t m, int64_t n, int6
  * splits over k's threads as pfvm_la_sgemm_epi_mt does. Returns 0 (and
  * does nothing) where it does not apply: then the caller runs the engine.
  * AVX-512 hosts only (PFVM__LA_CONV_S1). */
-#if defined(PFVM_AVX512_KERNELS) && !PFVM__LA_SMALL
+#if defined(PFVM_AVX512_KERNELS) && !PFVM__LA_SMALL && !PFVM__LA_LEAN /* its tiles are the engine's, which the lean build leaves out */
 #define PFVM__LA_CONV_S1 1
 typedef struct pfvm_la_conv {
     const float *x;
