@@ -19,7 +19,8 @@
 # PFVM_PLANNED_ONLY, and PFVM_SMALL_KERNELS, and PFVM_LEAN_KERNELS with
 # the 4x4 tile, whose rounding tests/test_gemm.c checks too); and a
 # depthwise model (dscnn) without Conv's depthwise kernel, near the plain
-# build's outputs. Needs
+# build's outputs; and the mlp's GELU folded into one fused call on the host
+# (PFVM_FUSE_FOLD), bit-exact. Needs
 # build/interp (make). One line per build, then "N passed, M failed".
 #
 #   sh tests/switches.sh [BUILD_DIR]
@@ -228,6 +229,26 @@ elif ! "$B/ref" $DW/model.onnx $DW/test_data_set_0/input_0.pb >"$B/ref_dscnn.out
     fail=$((fail + 1))
 else
     echo "ok   nodw (PFVM_CONV_NO_DEPTHWISE PFVM_NO_THREADS, $DW): $(wc -l <"$B/ref_dscnn.out") outputs near the plain build's ($(cmp -s "$B/ref_dscnn.out" "$B/nodw.out" && echo same bits || echo other bits))"
+    pass=$((pass + 1))
+fi
+# GELU written out folded into one fused call (PFVM_FUSE_FOLD: what 32-bit
+# builds do by default) on the host: the mlp's Div, Erf, Add, Mul, Mul as one
+# step per value, the operators' own bits
+ML=tests/models/mlp
+if ! $I opt $ML/model.onnx -o "$B/mlp_fused.onnx" >/dev/null 2>&1 ||
+    ! "$B/ref" "$B/mlp_fused.onnx" $ML/test_data_set_0/input_0.pb >"$B/ref_mlp.out"; then
+    echo "FAIL fusefold: preparing $ML or running the plain build on it"
+    fail=$((fail + 1))
+elif ! build fusefold "$CC" -DPFVM_FUSE_FOLD; then
+    echo "FAIL fusefold: compile:"
+    head -n 5 "$B/fusefold.log"
+    fail=$((fail + 1))
+elif ! "$B/fusefold" "$B/mlp_fused.onnx" $ML/test_data_set_0/input_0.pb >"$B/fusefold.out" 2>&1 ||
+    ! cmp -s "$B/ref_mlp.out" "$B/fusefold.out"; then
+    echo "FAIL fusefold (PFVM_FUSE_FOLD, $ML): outputs differ from the plain build's: $(head -n 2 "$B/fusefold.out" | tr '\n' ' ')"
+    fail=$((fail + 1))
+else
+    echo "ok   fusefold (PFVM_FUSE_FOLD, $ML fused): $(wc -l <"$B/ref_mlp.out") outputs bit-exact"
     pass=$((pass + 1))
 fi
 # the direct convolution loops of 32-bit Arm (PFVM_CONV_DIRECT, in the tile4
