@@ -2963,6 +2963,8 @@ typedef struct pfvm__acl_cg_plan {
     pfvm__acl_conv_plan cv; /* the Conv on tiles of whole planes (cv.th x cv.tw) */
     pfvm_accel_ctx *pool;   /* the pool's ctx (c->chain[0]) */
     int64_t pout;           /* the pooled values, oct of them */
+    int res;                /* pfvm_accel_ctx.res: the other operand's oct values at rb, added to the pooled ones */
+    int64_t rb;
 } pfvm__acl_cg_plan;
 
 /* The Conv tile of pool tile t: the whole plane of its channels. */
@@ -2978,11 +2980,16 @@ static pfvm_code pfvm__acl_cg_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm
 {
     pfvm__acl_cg_plan *p = (pfvm__acl_cg_plan *)user;
     pfvm__acl_tile ct = pfvm__acl_cg_conv_tile(p, t);
-    return pfvm__acl_conv_load(c, q, &ct, pe, &p->cv);
+    int64_t oc = t->o[1] * p->cv.OCg + t->o[2];
+    pfvm_code rc = pfvm__acl_conv_load(c, q, &ct, pe, &p->cv);
+    if (rc != PFVM_OK || !p->res || !p->cv.last)
+        return rc;
+    return pfvm__acl_load(c, &q[2], pe, p->rb, c->res_dram + (t->o[0] * p->cv.OC + oc) * 4, 1, 1, t->e[2], 0, 0, 0, 0);
 }
 
 /* The Conv on the plane (with its bias and activation); after the last
- * step, each channel's sum, the scale and the pool's activation. */
+ * step, each channel's sum, the scale, the residual and the pool's
+ * activation. */
 static pfvm_code pfvm__acl_cg_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
 {
     pfvm__acl_cg_plan *p = (pfvm__acl_cg_plan *)user;
@@ -2995,6 +3002,8 @@ static pfvm_code pfvm__acl_cg_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, v
                       (long long)hw)) != PFVM_OK ||
         (rc = c->emit(c, "imm mul %lld %lld %.9g %lld", (long long)p->pout, (long long)p->pout, 1.0 / (double)hw,
                       (long long)oct)) != PFVM_OK)
+        return rc;
+    if (p->res && (rc = c->res(c, p->pout, p->rb, oct)) != PFVM_OK)
         return rc;
     return p->pool->post ? p->pool->post(p->pool, p->pout, oct) : PFVM_OK;
 }
@@ -3032,7 +3041,7 @@ static int64_t pfvm__acl_cg_fit(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *cv
     *th = cv->w.out[0], *tw = cv->w.out[1];
     cv->stored = oct;
     cv->extra = (double)oct * ceil((double)hw / simd) + ceil((double)oct / simd);
-    return pfvm__acl_conv_bytes(cv, oct, *th, *tw, icc) + pfvm__acl_al(oct * 4) * (cv->lag ? 2 : 1);
+    return pfvm__acl_conv_bytes(cv, oct, *th, *tw, icc) + pfvm__acl_al(oct * 4) * (cv->lag ? 3 : 2);
 }
 
 /* The cost model's cycles of a GlobalAveragePool alone over rows planes of
@@ -3064,11 +3073,13 @@ static pfvm_code pfvm__acl_cg_stream(pfvm_accel_ctx *c)
     pfvm__acl_waves wv;
     pfvm_code rc;
     memset(&p, 0, sizeof p);
-    if (c->n_chain != 1 || strcmp(pc->node->op_type, "GlobalAveragePool") || c->res || pc->out[0].rank != 4 ||
+    if (c->n_chain != 1 || strcmp(pc->node->op_type, "GlobalAveragePool") || pc->out[0].rank != 4 ||
         pc->in[0].rank != 4)
         return PFVM_ERR_UNSUPPORTED;
     if ((rc = pfvm__acl_conv_plan_init(c, &p.cv, dims, &x_major)) != PFVM_OK)
         return rc;
+    p.res = c->res != NULL; /* the residual (a consumer of the pool's output) applies to the pooled values */
+    p.cv.res = 0;
     hw = p.cv.w.out[0] * p.cv.w.out[1];
     alone = p.cv.cost + pfvm__acl_gpool_cost(c, dims[0] * p.cv.OC, hw);
     p.cv.rows = 0; /* the tile's output is [channels][rows][columns] */
@@ -3092,12 +3103,13 @@ static pfvm_code pfvm__acl_cg_stream(pfvm_accel_ctx *c)
     p.pout = p.cv.obuf[0] = p.cv.obuf[1] = top, top += pfvm__acl_al(p.cv.oct * 4);
     if (p.cv.lag) /* the second buffer of lagging stores */
         p.cv.obuf[1] = top, top += pfvm__acl_al(p.cv.oct * 4);
+    p.rb = top, top += p.res ? pfvm__acl_al(p.cv.oct * 4) : 0;
     c->pe_used = top;
     step[0] = 1, step[1] = 1, step[2] = p.cv.oct, step[3] = 1, step[4] = 1;
     if ((rc = pfvm__acl_conv_tiles(c, dims, step, x_major, &tiles)) != PFVM_OK)
         goto done;
     c->post_done = c->post != NULL;
-    c->res_done = 0;
+    c->res_done = p.res;
     c->chain_done = 1;
     memset(&wv, 0, sizeof wv);
     wv.load = pfvm__acl_cg_load, wv.body = pfvm__acl_cg_body, wv.store = pfvm__acl_cg_store;
