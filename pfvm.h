@@ -12821,6 +12821,7 @@ static pfvm_code pfvm__acl_conv_tiles(pfvm_accel_ctx *c, const int64_t *dims, co
 }
 
 static pfvm_code pfvm__acl_cp_stream(pfvm_accel_ctx *c);
+static pfvm_code pfvm__acl_cg_stream(pfvm_accel_ctx *c);
 static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
 {
     int64_t dims[5], step[5];
@@ -12831,6 +12832,8 @@ static pfvm_code pfvm__acl_conv_stream(pfvm_accel_ctx *c)
     pfvm_code rc;
     if (c->n_chain == 1 && !strcmp(c->chain[0].node->op_type, "MaxPool"))
         return pfvm__acl_cp_stream(c);
+    if (c->n_chain == 1 && !strcmp(c->chain[0].node->op_type, "GlobalAveragePool"))
+        return pfvm__acl_cg_stream(c);
     if (c->n_chain)
         return pfvm__acl_ir_stream(c);
     if ((rc = pfvm__acl_conv_plan_init(c, &p, dims, &x_major)) != PFVM_OK)
@@ -13223,6 +13226,179 @@ static pfvm_code pfvm__acl_cp_stream(pfvm_accel_ctx *c)
     wv.load = pfvm__acl_cp_load, wv.body = pfvm__acl_cp_body, wv.store = pfvm__acl_cp_store;
     wv.chunk = pfvm__acl_cp_chunk, wv.nchunks = (p.cv.Cg + p.cv.icc - 1) / p.cv.icc, wv.user = &p;
     wv.flip = p.cv.lag ? pfvm__acl_cp_flip : NULL;
+    rc = pfvm__acl_run_waves(c, tiles, &wv);
+done:
+    stbds_arrfree(tiles);
+    return rc;
+}
+
+/* ---- Conv + GlobalAveragePool: the pool run in the Conv's tiles ----
+ *
+ * A Conv whose output (past its activation) is the single input of a
+ * GlobalAveragePool (pfvm_accel_ctx.chain of one node: mobilenet_v2's
+ * last Conv) may tile the pool's output instead: each tile computes its
+ * output channels over the whole plane (input channels in steps, as a
+ * Conv alone), applies the Conv's activation, sums each channel's plane
+ * (`red sum`), scales by 1 / (rows x columns) and stores only the pooled
+ * values, so the Conv's output never goes to the root memory and back.
+ * Taken when the cost model finds it cheaper than the two nodes alone. */
+
+typedef struct pfvm__acl_cg_plan {
+    pfvm__acl_conv_plan cv; /* the Conv on tiles of whole planes (cv.th x cv.tw) */
+    pfvm_accel_ctx *pool;   /* the pool's ctx (c->chain[0]) */
+    int64_t pout;           /* the pooled values, oct of them */
+    int res;                /* pfvm_accel_ctx.res: the other operand's oct values at rb, added to the pooled ones */
+    int64_t rb;
+} pfvm__acl_cg_plan;
+
+/* The Conv tile of pool tile t: the whole plane of its channels. */
+static pfvm__acl_tile pfvm__acl_cg_conv_tile(const pfvm__acl_cg_plan *p, const pfvm__acl_tile *t)
+{
+    pfvm__acl_tile ct = *t;
+    ct.o[3] = 0, ct.e[3] = p->cv.w.out[0];
+    ct.o[4] = 0, ct.e[4] = p->cv.w.out[1];
+    return ct;
+}
+
+static pfvm_code pfvm__acl_cg_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    pfvm__acl_cg_plan *p = (pfvm__acl_cg_plan *)user;
+    pfvm__acl_tile ct = pfvm__acl_cg_conv_tile(p, t);
+    int64_t oc = t->o[1] * p->cv.OCg + t->o[2];
+    pfvm_code rc = pfvm__acl_conv_load(c, q, &ct, pe, &p->cv);
+    if (rc != PFVM_OK || !p->res || !p->cv.last)
+        return rc;
+    return pfvm__acl_load(c, &q[2], pe, p->rb, c->res_dram + (t->o[0] * p->cv.OC + oc) * 4, 1, 1, t->e[2], 0, 0, 0, 0);
+}
+
+/* The Conv on the plane (with its bias and activation); after the last
+ * step, each channel's sum, the scale, the residual and the pool's
+ * activation. */
+static pfvm_code pfvm__acl_cg_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
+{
+    pfvm__acl_cg_plan *p = (pfvm__acl_cg_plan *)user;
+    pfvm__acl_tile ct = pfvm__acl_cg_conv_tile(p, t);
+    int64_t oct = t->e[2], hw = p->cv.w.out[0] * p->cv.w.out[1];
+    pfvm_code rc;
+    if ((rc = pfvm__acl_conv_body(c, &ct, &p->cv)) != PFVM_OK || !p->cv.last)
+        return rc;
+    if ((rc = c->emit(c, "red sum %lld %lld %lld %lld", (long long)p->pout, (long long)p->cv.out, (long long)oct,
+                      (long long)hw)) != PFVM_OK ||
+        (rc = c->emit(c, "imm mul %lld %lld %.9g %lld", (long long)p->pout, (long long)p->pout, 1.0 / (double)hw,
+                      (long long)oct)) != PFVM_OK)
+        return rc;
+    if (p->res && (rc = c->res(c, p->pout, p->rb, oct)) != PFVM_OK)
+        return rc;
+    return p->pool->post ? p->pool->post(p->pool, p->pout, oct) : PFVM_OK;
+}
+
+static pfvm_code pfvm__acl_cg_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, int64_t pe, void *user)
+{
+    const pfvm__acl_cg_plan *p = (const pfvm__acl_cg_plan *)user;
+    int64_t oc = t->o[1] * p->cv.OCg + t->o[2];
+    return pfvm__acl_store(c, pe, p->pool->out[0].dram + (t->o[0] * p->cv.OC + oc) * 4, p->pout, 1, 1, t->e[2], 0, 0,
+                           0, 0);
+}
+
+/* Selects the pooled values' buffer of wave parity `parity` (lagging stores). */
+static void pfvm__acl_cg_flip(void *user, int parity)
+{
+    pfvm__acl_cg_plan *p = (pfvm__acl_cg_plan *)user;
+    p->pout = p->cv.obuf[parity != 0];
+}
+
+static void pfvm__acl_cg_chunk(void *user, int64_t j, int64_t nchunks)
+{
+    pfvm__acl_conv_chunk(&((pfvm__acl_cg_plan *)user)->cv, j, nchunks);
+}
+
+/* The Conv + GlobalAveragePool candidate (pfvm__acl_conv_fit_fn): oct
+ * channels of the pool's 1 x 1 output, icc input channels per step; the
+ * Conv computes the whole plane (*th x *tw) and stores oct values, the
+ * sums and the scale added to its last step. */
+static int64_t pfvm__acl_cg_fit(const pfvm_accel_ctx *c, pfvm__acl_conv_plan *cv, int64_t oct, int64_t oh,
+                                int64_t ow, int64_t icc, int64_t *th, int64_t *tw, void *user)
+{
+    int64_t hw = cv->w.out[0] * cv->w.out[1];
+    double simd = c->simd > 0 ? c->simd : 1;
+    (void)oh, (void)ow, (void)user;
+    *th = cv->w.out[0], *tw = cv->w.out[1];
+    cv->stored = oct;
+    cv->extra = (double)oct * ceil((double)hw / simd) + ceil((double)oct / simd);
+    return pfvm__acl_conv_bytes(cv, oct, *th, *tw, icc) + pfvm__acl_al(oct * 4) * (cv->lag ? 3 : 2);
+}
+
+/* The cost model's cycles of a GlobalAveragePool alone over rows planes of
+ * cols elements (pfvm__acl_gpool_stream's tiles: one wave of ceil(rows /
+ * PEs) planes per PE, bound by its loads or its sums). */
+static double pfvm__acl_gpool_cost(const pfvm_accel_ctx *c, int64_t rows, int64_t cols)
+{
+    int64_t rt = (rows + c->pes - 1) / c->pes, tiles = (rows + rt - 1) / rt, m = tiles < c->pes ? tiles : c->pes;
+    int64_t waves = (tiles + c->pes - 1) / c->pes;
+    double simd = c->simd > 0 ? c->simd : 1, down = 0, up = 0;
+    int k;
+    for (k = 0; k < c->nlinks; k++) {
+        double d = (double)pfvm__acl_first(c, m, k) * (double)(rt * cols * 4) / c->link_down[k];
+        double u = (double)pfvm__acl_first(c, m, k) * (double)(rt * 4) / c->link_up[k];
+        down = d > down ? d : down;
+        up = u > up ? u : up;
+    }
+    return (double)waves * (down + (double)rt * ceil((double)cols / simd) + up + 2);
+}
+
+static pfvm_code pfvm__acl_cg_stream(pfvm_accel_ctx *c)
+{
+    pfvm__acl_cg_plan p;
+    pfvm_accel_ctx *pc = &c->chain[0];
+    int64_t dims[5], step[5], top, hw;
+    double alone, fused;
+    int x_major = 0;
+    pfvm__acl_tile *tiles = NULL;
+    pfvm__acl_waves wv;
+    pfvm_code rc;
+    memset(&p, 0, sizeof p);
+    if (c->n_chain != 1 || strcmp(pc->node->op_type, "GlobalAveragePool") || pc->out[0].rank != 4 ||
+        pc->in[0].rank != 4)
+        return PFVM_ERR_UNSUPPORTED;
+    if ((rc = pfvm__acl_conv_plan_init(c, &p.cv, dims, &x_major)) != PFVM_OK)
+        return rc;
+    p.res = c->res != NULL; /* the residual (a consumer of the pool's output) applies to the pooled values */
+    p.cv.res = 0;
+    hw = p.cv.w.out[0] * p.cv.w.out[1];
+    alone = p.cv.cost + pfvm__acl_gpool_cost(c, dims[0] * p.cv.OC, hw);
+    p.cv.rows = 0; /* the tile's output is [channels][rows][columns] */
+    p.pool = pc;
+    dims[3] = dims[4] = 1; /* the pool's output plane */
+    fused = pfvm__acl_conv_search(c, &p.cv, dims, &x_major, pfvm__acl_cg_fit, &p, NULL);
+    if (fused < 0 || fused >= alone)
+        return PFVM_ERR_UNSUPPORTED;
+    {
+        int64_t ibh, ibw, h0, w0; /* the Conv's input box */
+        pfvm__acl_box(&p.cv.w, 0, 0, p.cv.th, &h0, &ibh);
+        pfvm__acl_box(&p.cv.w, 1, 0, p.cv.tw, &w0, &ibw);
+        top = pfvm__acl_al(p.cv.icc * ibh * ibw * 4);
+    }
+    p.cv.xb = 0;
+    p.cv.wb = top, top += pfvm__acl_al(p.cv.oct * p.cv.icc * p.cv.kk * 4);
+    p.cv.col = top, top += p.cv.direct ? 0 : pfvm__acl_al(p.cv.icc * p.cv.kk * p.cv.th * p.cv.tw * 4);
+    p.cv.ph = top, top += pfvm__acl_conv_ph_bytes(&p.cv, p.cv.th, p.cv.tw, p.cv.icc);
+    p.cv.out = top, top += pfvm__acl_al(p.cv.oct * hw * 4);
+    p.cv.bb = top, top += pfvm__acl_al(p.cv.oct * 4);
+    p.pout = p.cv.obuf[0] = p.cv.obuf[1] = top, top += pfvm__acl_al(p.cv.oct * 4);
+    if (p.cv.lag) /* the second buffer of lagging stores */
+        p.cv.obuf[1] = top, top += pfvm__acl_al(p.cv.oct * 4);
+    p.rb = top, top += p.res ? pfvm__acl_al(p.cv.oct * 4) : 0;
+    c->pe_used = top;
+    step[0] = 1, step[1] = 1, step[2] = p.cv.oct, step[3] = 1, step[4] = 1;
+    if ((rc = pfvm__acl_conv_tiles(c, dims, step, x_major, &tiles)) != PFVM_OK)
+        goto done;
+    c->post_done = c->post != NULL;
+    c->res_done = p.res;
+    c->chain_done = 1;
+    memset(&wv, 0, sizeof wv);
+    wv.load = pfvm__acl_cg_load, wv.body = pfvm__acl_cg_body, wv.store = pfvm__acl_cg_store;
+    wv.chunk = pfvm__acl_cg_chunk, wv.nchunks = (p.cv.Cg + p.cv.icc - 1) / p.cv.icc, wv.user = &p;
+    wv.flip = p.cv.lag ? pfvm__acl_cg_flip : NULL;
     rc = pfvm__acl_run_waves(c, tiles, &wv);
 done:
     stbds_arrfree(tiles);

@@ -426,6 +426,25 @@ static void check_convpool(void)
     check_model("tests/models/accel_convpool", "tests/models/accel_convpool/target.txt", 1, 1e-5);
 }
 
+/* accel_convgap (tools/make_accel_convgap.py) on its own target, batch
+ * 3 on 9 x 13 planes: each GlobalAveragePool runs in the tiles of the Conv
+ * before it (a padded 3x3 Conv with Clip whose input channels come in
+ * steps; a 1x1 Conv without bias whose pooled values take the Add after
+ * them as a residual), so neither Conv's output goes to the root memory;
+ * check_model compares the simulated output with the interpreter's. */
+static void check_convgap(void)
+{
+    static const char *const views[] = {"# view clip1 (Clip)", "# view gap1 (GlobalAveragePool)",
+                                        "# view gap2 (GlobalAveragePool)", "# view add (Add)"};
+    pfvm_accel_stats stats;
+    char *prog = emit_with_views("tests/models/accel_convgap", "tests/models/accel_convgap/target.txt", views,
+                                 sizeof views / sizeof *views, &stats);
+    /* two nodes lowered; each plane summed in its tile, the steps accumulated */
+    CHECK(prog && stats.nodes == 2 && strstr(prog, "\nred sum ") && strstr(prog, "\ngemma "));
+    pfvm_accel_free(prog);
+    check_model("tests/models/accel_convgap", "tests/models/accel_convgap/target.txt", 1, 1e-5);
+}
+
 /* accel_concatpool (tools/make_accel_concatpool.py) on its own target:
  * each MaxPool after a channel Concat is run on every Concat input where
  * that input is computed (pfvm_acl_part_through): the group-1 Convs pool
@@ -626,6 +645,7 @@ int main(void)
     check_chain_parts();
     check_chain_stem();
     check_convpool();
+    check_convgap();
     check_concatpool();
     check_built_graph();
     check_errors();
