@@ -317,6 +317,89 @@ static void conv_cases(void)
 }
 #endif
 
+#ifdef PFVM__STORE_SILU
+/* How many floats lie between a and b (0: the same bits; +-0 apart by 1). */
+static int64_t ulp_apart(float a, float b)
+{
+    int32_t ia, ib;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    ia = ia < 0 ? INT32_MIN - ia : ia; /* the floats' order as integers */
+    ib = ib < 0 ? INT32_MIN - ib : ib;
+    return ia > ib ? (int64_t)ia - ib : (int64_t)ib - ia;
+}
+
+/* The stores' SiLU (pfvm_ew_silu_rows: AVX-512's x / (1 + exp(-x)), or
+ * Sigmoid then Mul elsewhere) against x / (1 + exp(-x)) in
+ * double: whole rows of 32 (a GEMM tile's), rows of 16 and of 7 (masked
+ * ends), x over -80..80 in fine steps (below, x * exp(x) is subnormal:
+ * compared absolutely), the specials. */
+static void silu_ulp(void)
+{
+    enum { N = 4096 };
+    static float x[N], y[N];
+    static const int widths[] = {32, 16, 7, 1};
+    int64_t worst = 0, i;
+    size_t w;
+    for (w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        int64_t base;
+        for (base = 0; base < 40 * N; base += N) {
+            for (i = 0; i < N; i++) /* -80..80, each window a different offset */
+                x[i] = -80.0f + 160.0f * (float)(base + i) / (float)(40 * N) + 1e-3f * (float)w;
+            memcpy(y, x, sizeof y);
+            pfvm_ew_silu_rows(y, widths[w], N / widths[w], widths[w]);
+            pfvm_ew_silu_rows(y + N / widths[w] * widths[w], 0, 1, N % widths[w]);
+            for (i = 0; i < N; i++) {
+                float want = (float)((double)x[i] / (1.0 + exp(-(double)x[i])));
+                int64_t u = ulp_apart(y[i], want);
+                worst = u > worst ? u : worst;
+                CHECK_MSG(u <= 4, "SiLU(%.9g) = %.9g, %.9g in double: %lld ulp", (double)x[i], (double)y[i],
+                          (double)want, (long long)u);
+            }
+        }
+    }
+    {
+        static const float sp[] = {0.0f, -0.0f, 100.0f, -100.0f, 104.5f, -104.5f, 1e30f, -1e30f, 1e-30f, -1e-30f};
+        float v[16];
+        memcpy(v, sp, sizeof sp);
+        v[10] = INFINITY;
+        v[11] = -INFINITY;
+        v[12] = NAN;
+        v[13] = -95.0f; /* x * exp(x) subnormal */
+        v[14] = 3e-39f; /* subnormal */
+        v[15] = -3e-39f;
+        pfvm_ew_silu_rows(v, 0, 1, 16);
+        for (i = 0; i < 10; i++) {
+            double xd = (double)sp[i], want = xd / (1.0 + exp(-xd));
+            CHECK_MSG(fabs((double)v[i] - want) <= 4e-7 * fabs(want) + 1e-40, "SiLU(%g) = %g, want %g", xd,
+                      (double)v[i], want);
+        }
+        CHECK(v[10] == INFINITY && isnan(v[12]));
+        CHECK(fabs((double)v[13] + 95.0 * exp(-95.0)) <= 1e-38); /* subnormal or zero: absolute */
+        CHECK(fabs((double)v[14] - 1.5e-39) <= 3e-45 && fabs((double)v[15] + 1.5e-39) <= 3e-45);
+        (void)v[11]; /* -inf * exp(-inf): NaN or -0 as Sigmoid then Mul gives */
+    }
+    printf("SiLU in the stores: within %lld ulp of x / (1 + exp(-x))\n", (long long)worst);
+}
+#endif
+
+/* The blocked engine's B read in place (x86: whole kernel widths of a
+ * row-major B whose block of A's rows is one, up to 144 rows; 145: two
+ * blocks, packed), with every epilogue: B's columns past one block of
+ * 2048, K past one of 256. The same bits as the rule's loop. */
+static void inplace_cases(int n_epi)
+{
+    static const int64_t bm[] = {25, 40, 144, 145}, bn[] = {37, 100, 2100};
+    size_t im, in;
+    int epi;
+    for (im = 0; im < sizeof bm / sizeof bm[0]; im++)
+        for (in = 0; in < sizeof bn / sizeof bn[0]; in++)
+            for (epi = 0; epi < n_epi; epi++) {
+                int64_t k = 300 + (300 + bm[im] + bn[in] + 1) % 2; /* k + n + m odd: row-major B */
+                one(bm[im], bn[in], in == 2 ? k : k - 280, 1.0f, 0, 0, 1, epi);
+            }
+}
+
 int main(void)
 {
     static const int64_t ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 10, 12, 13, 17, 25};
@@ -340,6 +423,10 @@ int main(void)
                             ta = (int)((im + in + ik + (size_t)epi) % 2);
                             one(ms[im], ns[in], ks[ik], (ik + (size_t)variant) % 2 ? 0.75f : 1.0f, ta, variant, ws, epi);
                         }
+    inplace_cases(n_epi);
+#ifdef PFVM__STORE_SILU
+    silu_ulp();
+#endif
 #ifdef PFVM__LA_CONV_S1
     conv_cases();
 #endif

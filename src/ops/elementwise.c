@@ -999,28 +999,52 @@ __attribute__((target("avx512f"))) static void pfvm__ew_z_sigmoid_avx512(float *
 #endif
 
 #ifdef PFVM__STORE_SILU
-/* y[0..n) = y * sigmoid(y) in place, the bits of Sigmoid then Mul (the
- * fused-loop engine's, which a SiLU after a Conv ran before the Conv's
- * stores took it over, pfvm__kctx_services.silu): pfvm__ew_sigmoidf, or
- * the AVX-512 kernel's steps with masked ends. */
+/* y[0..n) = y * sigmoid(y) in place (a SiLU after a Conv, which the
+ * Conv's stores took over from the fused-loop engine,
+ * pfvm__kctx_services.silu): the bits of Sigmoid then Mul with
+ * pfvm__ew_sigmoidf (portable, AVX2), or within a few ulp of them with
+ * AVX-512 (pfvm__ew_silu16_avx512, masked ends). */
 #if defined(PFVM_AVX512_KERNELS) && PFVM_FUSE_BLOCK % 16 == 0
+/* x * sigmoid(x) of 16 floats as x / (1 + exp(-x)): exp(-x) by the
+ * steps of pfvm__ew_sigmoid16_avx512's exp(-|x|) on x itself, clamped to
+ * +-104 (an exp(104) overflows to inf: x / inf is -0 below about -88.7,
+ * where the true value is under 1e-36), then one division. No |x|, sign
+ * mask, select or product: 17 operations where Sigmoid then Mul takes 21,
+ * about 8% less time per element on this host. Within 2 ulp of
+ * x / (1 + exp(-x)) in double over -80..80 (tests/test_gemm.c allows 4),
+ * within a few of Sigmoid then Mul (tests/test_fused.c): not its bits. */
+__attribute__((target("avx512f"))) static inline __m512 pfvm__ew_silu16_avx512(__m512 x)
+{
+    const __m512 one = _mm512_set1_ps(1.0f), c = _mm512_set1_ps(PFVM__EW_EXPNEG_ROUND);
+    __m512 t, kf, r, r2, p, ex;
+    /* max then min with x second: a NaN x stays NaN */
+    t = _mm512_min_ps(_mm512_set1_ps(PFVM__EW_SIGMOID_CLAMP),
+                      _mm512_max_ps(_mm512_set1_ps(-PFVM__EW_SIGMOID_CLAMP), x));
+    kf = _mm512_sub_ps(_mm512_fmadd_ps(t, _mm512_set1_ps(-PFVM__EW_LOG2E), c), c);
+    r = _mm512_fnmsub_ps(kf, _mm512_set1_ps(PFVM__EW_LN2_HI), t); /* -t - k ln2, in two parts */
+    r = _mm512_fnmadd_ps(kf, _mm512_set1_ps(PFVM__EW_LN2_LO), r);
+    r2 = _mm512_mul_ps(r, r);
+    p = _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P0), r, _mm512_set1_ps(PFVM__EW_EXP_P1)), r2,
+                        _mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P2), r, _mm512_set1_ps(PFVM__EW_EXP_P3)));
+    p = _mm512_fmadd_ps(p, r2, _mm512_fmadd_ps(_mm512_set1_ps(PFVM__EW_EXP_P4), r, _mm512_set1_ps(PFVM__EW_EXP_P5)));
+    p = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), one);
+    ex = _mm512_scalef_ps(p, kf); /* exp(-x) */
+    return _mm512_div_ps(x, _mm512_add_ps(one, ex));
+}
+
 __attribute__((target("avx512f"))) static void pfvm__ew_silu_avx512(float *y, ptrdiff_t n)
 {
     ptrdiff_t e;
     for (e = 0; e + 32 <= n; e += 32) { /* two independent chains */
         __m512 x0 = _mm512_loadu_ps(y + e), x1 = _mm512_loadu_ps(y + e + 16);
-        __m512 s0 = pfvm__ew_sigmoid16_avx512(x0), s1 = pfvm__ew_sigmoid16_avx512(x1);
-        _mm512_storeu_ps(y + e, _mm512_mul_ps(x0, s0));
-        _mm512_storeu_ps(y + e + 16, _mm512_mul_ps(x1, s1));
+        _mm512_storeu_ps(y + e, pfvm__ew_silu16_avx512(x0));
+        _mm512_storeu_ps(y + e + 16, pfvm__ew_silu16_avx512(x1));
     }
-    for (; e + 16 <= n; e += 16) {
-        __m512 x = _mm512_loadu_ps(y + e);
-        _mm512_storeu_ps(y + e, _mm512_mul_ps(x, pfvm__ew_sigmoid16_avx512(x)));
-    }
+    for (; e + 16 <= n; e += 16)
+        _mm512_storeu_ps(y + e, pfvm__ew_silu16_avx512(_mm512_loadu_ps(y + e)));
     if (e < n) {
         __mmask16 mk = (__mmask16)((1u << (n - e)) - 1u);
-        __m512 x = _mm512_maskz_loadu_ps(mk, y + e);
-        _mm512_mask_storeu_ps(y + e, mk, _mm512_mul_ps(x, pfvm__ew_sigmoid16_avx512(x)));
+        _mm512_mask_storeu_ps(y + e, mk, pfvm__ew_silu16_avx512(_mm512_maskz_loadu_ps(mk, y + e)));
     }
 }
 #endif
@@ -1046,9 +1070,8 @@ __attribute__((target("avx512f"))) static void pfvm__ew_silu_rows32_avx512(float
     for (i = 0; i < rows; i++) {
         float *r = y + i * ld;
         __m512 x0 = _mm512_loadu_ps(r), x1 = _mm512_loadu_ps(r + 16);
-        __m512 s0 = pfvm__ew_sigmoid16_avx512(x0), s1 = pfvm__ew_sigmoid16_avx512(x1);
-        _mm512_storeu_ps(r, _mm512_mul_ps(x0, s0));
-        _mm512_storeu_ps(r + 16, _mm512_mul_ps(x1, s1));
+        _mm512_storeu_ps(r, pfvm__ew_silu16_avx512(x0));
+        _mm512_storeu_ps(r + 16, pfvm__ew_silu16_avx512(x1));
     }
 }
 #endif

@@ -27,6 +27,9 @@
 #if defined(PFVM_DISPATCH_CLONES)
 #define PFVM__LA_X86 1
 #include <immintrin.h>
+/* pfvm__la_blocked reads a strided B with contiguous rows in place where
+ * one block of A's rows uses it (measured on x86 only) */
+#define PFVM__LA_B_INPLACE 1
 #endif
 
 /* 32-bit Arm (Cortex-M4F/M7 and other VFP cores; PFVM_LA_TILE4 forces it
@@ -884,11 +887,20 @@ static void pfvm__la_res_tile(float *c, int64_t ldc, const float *res, int64_t m
 }
 #endif
 
+/* B's columns 0..n of a block read where they are (rows ld apart, at
+ * data) rather than from packed panels: pfvm__la_blocked's in-place B. */
+typedef struct pfvm__la_bin {
+    const float *data;
+    int64_t ld, n;
+} pfvm__la_bin;
+
 /* C (mc x nc) += alpha * A-block (packed strips) * B-block (packed panels
  * of kc x PFVM_LA_NB, one after the other, zero past nc up to a whole
- * kernel width); ep: NULL, or the block's epilogue. */
+ * kernel width; the columns below bin->n, when bin, in place instead);
+ * ep: NULL, or the block's epilogue. */
 static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int64_t kc, const float *apack,
-                           const float *bpack, float *c, int64_t ldc, float alpha, const pfvm__la_bepi *ep)
+                           const float *bpack, const pfvm__la_bin *bin, float *c, int64_t ldc, float alpha,
+                           const pfvm__la_bepi *ep)
 {
     int64_t j, i, b1 = pfvm__la_b1(kn, kc);
     const float *res = ep ? ep->res : NULL, *cl = ep && !res ? ep->cl : NULL; /* with res: clamped after it */
@@ -901,9 +913,14 @@ static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int6
     int64_t pend_mr = 0, pend_nr = 0;
 #endif
     for (j = 0; j < nc; j += kn->nr) {
-        int64_t nr = nc - j < kn->nr ? nc - j : kn->nr;
+        int64_t nr = nc - j < kn->nr ? nc - j : kn->nr, ldb = PFVM_LA_NB, bj1 = b1;
         /* panel j / NB, column j % NB in it (a kernel narrower than a panel) */
         const float *bp = bpack + j / PFVM_LA_NB * PFVM_LA_NB * kc + j % PFVM_LA_NB;
+        if (bin && j < bin->n) { /* the kernel's second vector right after its first */
+            bp = bin->data + j;
+            ldb = bin->ld;
+            bj1 = kn->nr / 2;
+        }
         for (i = 0; i < mc; i += kn->mr) {
             int64_t mr = mc - i < kn->mr ? mc - i : kn->mr;
             const float *bias = !ep || !ep->init ? NULL : ep->bias ? ep->bias + i : pfvm__la_zero_bias;
@@ -917,11 +934,10 @@ static void pfvm__la_block(const pfvm__la_kern *kn, int64_t mc, int64_t nc, int6
             }
 #endif
             if (mr == kn->mr && nr == kn->nr)
-                pfvm__la_chunks(kn->fn, kn->mr, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha,
-                                bias, cl);
+                pfvm__la_chunks(kn->fn, kn->mr, kc, apack + i * kc, bp, ldb, bj1, c + i * ldc + j, ldc, alpha, bias,
+                                cl);
             else
-                pfvm__la_edge(kn, kc, apack + i * kc, bp, PFVM_LA_NB, b1, c + i * ldc + j, ldc, alpha, mr, nr, bias,
-                              cl);
+                pfvm__la_edge(kn, kc, apack + i * kc, bp, ldb, bj1, c + i * ldc + j, ldc, alpha, mr, nr, bias, cl);
 #ifdef PFVM__STORE_RESIDUAL
             if (res)
                 pfvm__la_res_tile(c + i * ldc + j, ldc, res + i * ldc + j, mr, nr, ep->cl);
@@ -1328,14 +1344,29 @@ static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, pfvm__
                              pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *bpack, float *apack,
                              const pfvm_la_epi *e)
 {
-    int64_t jc, pc, ic, j;
+    int64_t jc, pc, ic, j, unit = kn->nr > PFVM_LA_NB ? kn->nr : PFVM_LA_NB;
     pfvm__la_bepi ep;
+    pfvm__la_bin bin = {NULL, 0, 0}, *bi = NULL;
+#ifdef PFVM__LA_B_INPLACE
+    /* a strided B with contiguous rows (Conv 1x1's input planes) that one
+     * block of A's rows uses once: packing it would copy each entry for a
+     * single read, so the kernels read its whole tiles in place (the same
+     * operations in the same order: the same bits); only the last columns,
+     * less than a kernel width, go through panels */
+    if (pack == pfvm_la_pack_strided && ((const pfvm_la_strided *)user)->s_n == 1 && r.i1 - r.i0 <= bl.mc) {
+        bi = &bin;
+        bin.ld = ((const pfvm_la_strided *)user)->s_k;
+    }
+#endif
     for (jc = r.j0; jc < r.j1; jc += bl.nc) {
         int64_t nc = r.j1 - jc < bl.nc ? r.j1 - jc : bl.nc, nc_pad = pfvm__la_round(nc, kn->nr);
+        bin.n = bi ? nc / unit * unit : 0; /* whole panels and kernel widths */
         for (pc = 0; pc < k; pc += bl.kc) {
             int64_t kc = k - pc < bl.kc ? k - pc : bl.kc;
+            if (bi)
+                bin.data = ((const pfvm_la_strided *)user)->data + pc * bin.ld + jc;
             /* panels past nc (up to a whole kernel width) come out zero */
-            for (j = 0; j < nc_pad; j += PFVM_LA_NB)
+            for (j = bin.n; j < nc_pad; j += PFVM_LA_NB)
                 pack(user, pc, kc, jc + j, nc - j <= 0 ? 0 : nc - j < PFVM_LA_NB ? nc - j : PFVM_LA_NB, bpack + j * kc);
             for (ic = r.i0; ic < r.i1; ic += bl.mc) {
                 int64_t mc = r.i1 - ic < bl.mc ? r.i1 - ic : bl.mc;
@@ -1347,11 +1378,11 @@ static void pfvm__la_blocked(const pfvm__la_kern *kn, pfvm__la_blocks bl, pfvm__
                     ep.silu = pc + kc >= k && PFVM__LA_SILU(e);
                 }
                 if (apre)
-                    pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, c + ic * ldc + jc, ldc, alpha,
-                                   e ? &ep : NULL);
+                    pfvm__la_block(kn, mc, nc, kc, apre + mpad * pc + ic * kc, bpack, bi, c + ic * ldc + jc, ldc,
+                                   alpha, e ? &ep : NULL);
                 else {
                     pfvm__la_pack_a(a + ic * as_m + pc * as_k, as_m, as_k, mc, kc, kn->mr, apack);
-                    pfvm__la_block(kn, mc, nc, kc, apack, bpack, c + ic * ldc + jc, ldc, alpha, e ? &ep : NULL);
+                    pfvm__la_block(kn, mc, nc, kc, apack, bpack, bi, c + ic * ldc + jc, ldc, alpha, e ? &ep : NULL);
                 }
             }
         }
