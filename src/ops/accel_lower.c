@@ -3017,6 +3017,7 @@ typedef struct pfvm__acl_gemm_plan {
     int res;    /* pfvm_accel_ctx.res: the other operand's tile at rb */
     int64_t rb;
     int vec;    /* pfvm_accel_ctx.vec (no bias of its own): the vector's slice at cb */
+    int keep;   /* B is a kept weight (pfvm_accel_ctx.keep_dram): its tiles at bb = keep_off */
 } pfvm__acl_gemm_plan;
 
 static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
@@ -3146,6 +3147,14 @@ static pfvm_code pfvm__acl_load_view(pfvm_accel_ctx *c, pfvm__acl_q *q, int64_t 
  * tile's rows of A and columns of B loaded into its PE; shared by Gemm
  * and MatMul. An operand that is a strided view (a Transpose's output
  * read in place, pfvm_acl_view_of) is loaded through its map. */
+/* The tag of B's tile of columns [n0, n0 + nt) from root byte bd in a kept
+ * weight's region (pfvm_accel_ctx.keep_tag): its first byte, width and
+ * orientation. */
+static int64_t pfvm__acl_keep_tag(const pfvm__acl_gemm_plan *p, int64_t bd, int64_t n0, int64_t nt)
+{
+    return ((bd + n0 * (p->tb ? p->K : 1) * 4) * 65536 + nt) * 2 + p->tb;
+}
+
 static pfvm_code pfvm__acl_gemm_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe, void *user)
 {
     const pfvm__acl_gemm_plan *p = (const pfvm__acl_gemm_plan *)user;
@@ -3161,9 +3170,14 @@ static pfvm_code pfvm__acl_gemm_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
     if (p->b->vrank > 0)
         rc = p->tb ? pfvm__acl_load_view(c, &q[1], pe, p->bb, p->b, bi * p->bbs + n0 * p->K, nt, p->K, p->K)
                    : pfvm__acl_load_view(c, &q[1], pe, p->bb, p->b, bi * p->bbs + n0, p->K, nt, N);
-    else
+    else if (p->keep && c->keep_tag[pe] == pfvm__acl_keep_tag(p, bd, n0, nt))
+        rc = PFVM_OK; /* the PE holds this tile of the weight from an earlier reader */
+    else {
         rc = p->tb ? pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * p->K * 4, 1, 1, nt * p->K, 0, 0, 0, 0)
                    : pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * 4, 1, p->K, nt, 0, nt, 0, N);
+        if (p->keep)
+            c->keep_tag[pe] = pfvm__acl_keep_tag(p, bd, n0, nt);
+    }
     if (rc != PFVM_OK)
         return rc;
     if (p->bias == 1 && (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK)
@@ -3416,6 +3430,12 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     if ((rc = pfvm__acl_gemm_deal(c, p, step, &n_major, &deal_all, &gr)) != PFVM_OK)
         return rc;
     c->pe_used = pfvm__acl_gemm_offsets(p, step[1], step[2]);
+    /* a weight read again later: its tiles in the kept region, loaded
+     * once (a tile's tag packs its width in 16 bits) */
+    p->keep = c->keep_bytes > 0 && c->keep_tag && b->vrank == 0 && b->dram == c->keep_dram && step[2] < 65536 &&
+              pfvm__acl_al(step[2] * p->K * 4) <= c->keep_bytes;
+    if (p->keep)
+        p->bb = c->keep_off;
     c->post_done = c->post != NULL;
     c->res_done = p->res;
     c->vec_done = p->vec;
