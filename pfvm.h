@@ -1463,6 +1463,7 @@ struct pfvm_accel_ctx {
      * when it loads one), so that only the first reader brings it in. */
     int64_t keep_dram, keep_off, keep_bytes;
     int64_t *keep_tag;
+    int keep_readers; /* the nodes that read the kept weight (a tiling may count its share) */
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
@@ -13572,7 +13573,16 @@ static pfvm_code pfvm__acl_gemm_tiles(pfvm_accel_ctx *c, const pfvm__acl_gemm_pl
 typedef struct pfvm__acl_gemm_eval {
     double *down[8], *up[8], *carry;
     int64_t *inst;
+    double *save[8]; /* the links' load before B's lines (a kept weight's share) */
 } pfvm__acl_gemm_eval;
+
+/* Whether B's tiles of width nt go to the kept weight's region (see
+ * pfvm_accel_ctx.keep_dram). */
+static int pfvm__acl_gemm_keeps(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t nt)
+{
+    return c->keep_bytes > 0 && c->keep_tag && p->b->vrank == 0 && p->b->dram == c->keep_dram && nt < 65536 &&
+           pfvm__acl_al(nt * p->K * 4) <= c->keep_bytes;
+}
 
 /* Cycles of a wave of n Gemm tiles (tw) by the simulator's cost model,
  * from the load lines the wave would write (pfvm__acl_loads_cost); the
@@ -13583,6 +13593,7 @@ static pfvm_code pfvm__acl_gemm_wave_exact(pfvm_accel_ctx *c, pfvm__acl_gemm_pla
     pfvm__acl_q q[4];
     int64_t i, k, x;
     double t = 0;
+    int share;
     pfvm_code rc = PFVM_OK;
     pfvm__acl_qinit(q);
     for (k = 0; k < c->nlinks; k++)
@@ -13600,8 +13611,17 @@ static pfvm_code pfvm__acl_gemm_wave_exact(pfvm_accel_ctx *c, pfvm__acl_gemm_pla
         pfvm__acl_qfree(q);
         return rc;
     }
-    for (i = 0; i < 3; i++)
-        pfvm__acl_loads_cost(c, &q[i], ev->down, ev->inst, ev->carry);
+    pfvm__acl_loads_cost(c, &q[0], ev->down, ev->inst, ev->carry);
+    pfvm__acl_loads_cost(c, &q[2], ev->down, ev->inst, ev->carry);
+    /* a kept weight read by keep_readers nodes in the same tiles is loaded
+     * by the first only: each counts its share of B's lines */
+    share = c->keep_readers > 1 && pfvm__acl_gemm_keeps(c, p, tw[0].e[2]) && ev->save[0];
+    for (k = 0; share && k < c->nlinks; k++)
+        memcpy(ev->save[k], ev->down[k], (size_t)(c->pes / c->link_pes[k]) * sizeof(double));
+    pfvm__acl_loads_cost(c, &q[1], ev->down, ev->inst, ev->carry);
+    for (k = 0; share && k < c->nlinks; k++)
+        for (x = 0; x < c->pes / c->link_pes[k]; x++)
+            ev->down[k][x] = ev->save[k][x] + (ev->down[k][x] - ev->save[k][x]) / c->keep_readers;
     for (k = 0; k < c->nlinks; k++)
         for (x = 0; x < c->pes / c->link_pes[k]; x++) {
             double d = ev->down[k][x] / c->link_down[k], u = ev->up[k][x] / c->link_up[k];
@@ -13682,7 +13702,9 @@ static pfvm_code pfvm__acl_gemm_deal(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, 
     for (k = 0; k < c->nlinks && ok; k++) {
         ev.down[k] = (double *)pfvm__malloc((size_t)(c->pes / c->link_pes[k]) * sizeof(double));
         ev.up[k] = (double *)pfvm__malloc((size_t)(c->pes / c->link_pes[k]) * sizeof(double));
-        ok = ev.down[k] && ev.up[k];
+        ev.save[k] = c->keep_readers > 1 ? (double *)pfvm__malloc((size_t)(c->pes / c->link_pes[k]) * sizeof(double))
+                                         : NULL;
+        ok = ev.down[k] && ev.up[k] && (c->keep_readers <= 1 || ev.save[k]);
     }
     if (!ok)
         rc = pfvm__acl_nomem(c);
@@ -13696,6 +13718,7 @@ static pfvm_code pfvm__acl_gemm_deal(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, 
     for (k = 0; k < 8; k++) {
         pfvm__free(ev.down[k]);
         pfvm__free(ev.up[k]);
+        pfvm__free(ev.save[k]);
     }
     pfvm__free(ev.inst);
     pfvm__free(ev.carry);
@@ -13725,8 +13748,7 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     c->pe_used = pfvm__acl_gemm_offsets(p, step[1], step[2]);
     /* a weight read again later: its tiles in the kept region, loaded
      * once (a tile's tag packs its width in 16 bits) */
-    p->keep = c->keep_bytes > 0 && c->keep_tag && b->vrank == 0 && b->dram == c->keep_dram && step[2] < 65536 &&
-              pfvm__acl_al(step[2] * p->K * 4) <= c->keep_bytes;
+    p->keep = pfvm__acl_gemm_keeps(c, p, step[2]);
     if (p->keep)
         p->bb = c->keep_off;
     c->post_done = c->post != NULL;

@@ -499,7 +499,7 @@ typedef struct accel_em_keep {
     const pfvm_tensor *data;
     int64_t off, bytes;
     int64_t *tag; /* per PE: the tile the region holds (pfvm_accel_ctx.keep_tag), -1 none */
-    int used;
+    int used, readers;
 } accel_em_keep;
 
 static pfvm_code accel_em_put(accel_em_emitter *e, const char *fmt, va_list ap)
@@ -1575,6 +1575,7 @@ static pfvm_code accel_em_keep_plan(accel_em_emitter *e)
             continue;
         memset(&kp, 0, sizeof kp);
         kp.data = d;
+        kp.readers = accel_em_readers(e, d);
         kp.bytes = (pfvm_tensor_numel(d) * 4 + 15) / 16 * 16;
         if (!pfvm__arrpush(e->keeps, kp))
             return pfvm__fail(e->st, PFVM_ERR_NOMEM, "accel: out of memory");
@@ -1622,6 +1623,7 @@ static void accel_em_keep_args(accel_em_emitter *e, const pfvm_node *n, pfvm_acc
                 c->keep_off = e->keeps[k].off;
                 c->keep_bytes = e->keeps[k].bytes;
                 c->keep_tag = e->keep_pend;
+                c->keep_readers = e->keeps[k].readers;
                 e->keeps[k].used = 1;
                 e->keep_cur = (int)k;
                 return;

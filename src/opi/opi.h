@@ -336,6 +336,7 @@ struct pfvm_accel_ctx {
      * when it loads one), so that only the first reader brings it in. */
     int64_t keep_dram, keep_off, keep_bytes;
     int64_t *keep_tag;
+    int keep_readers; /* the nodes that read the kept weight (a tiling may count its share) */
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
