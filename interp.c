@@ -2955,8 +2955,9 @@ static int cmd_accel(int argc, char **argv)
            peak_macs > 0 ? ceil(stats.flops / 2 / peak_macs) : 0, peak_macs);
     {
         /* compulsory traffic: inputs and weights down, outputs up, through
-         * the links below the root (all instances of level 1 together) */
-        double down = (double)stats.weight_bytes, up = 0, n1 = (double)pfvm_accel_target_instances(&t, 1);
+         * the links below the root (all instances of level 1 together);
+         * weights with equal contents (shared between layers) once */
+        double down = (double)stats.weight_distinct_bytes, up = 0, n1 = (double)pfvm_accel_target_instances(&t, 1);
         for (i = 0; i < pfvm_graph_num_inputs(m->graph); i++)
             if (!pfvm_graph_input(m->graph, i)->init)
                 down += accel_value_bytes(pfvm_graph_input(m->graph, i));

@@ -175,6 +175,145 @@ static void check_built_graph(void)
     pfvm_model_free(m[1]);
 }
 
+/* The traffic bound's compulsory weight bytes count a weight equal to
+ * another once (a model sharing a weight between layers, as the
+ * TransformerEncoder's two layers do through ONNX Identity nodes, needs
+ * its bytes brought in once): x @ w1 @ w2 @ w3 with w2 a copy of w1 and w3
+ * one element off. */
+static void check_distinct_weights(void)
+{
+    static const char *const targets[2] = {"targets/tiny.txt", "targets/mncore2.txt"};
+    pfvm_status st;
+    float wv[3][100];
+    int64_t dw[2] = {10, 10};
+    int i, k;
+    for (i = 0; i < 100; i++)
+        wv[0][i] = wv[1][i] = wv[2][i] = (float)((i * 5) % 13) / 60.0f - 0.1f;
+    wv[2][57] += 1.0f;
+    for (k = 0; k < 2; k++) {
+        pfvm_model *m = pfvm_model_new(&st);
+        pfvm_graph *g = pfvm_graph_new(m, NULL, "g", &st);
+        pfvm_accel_target t;
+        pfvm_accel_stats stats;
+        pfvm_value *v[4], *w[3], *in2[2];
+        const pfvm_sym *sx[2];
+        char *prog = NULL, name[8];
+        pfvm_model_set_opset(m, "", 17, &st);
+        for (i = 0; i < 4; i++) {
+            snprintf(name, sizeof name, "v%d", i);
+            v[i] = pfvm_graph_value(g, name, &st);
+        }
+        sx[0] = pfvm_sym_const(m->syms, 4);
+        sx[1] = pfvm_sym_const(m->syms, 10);
+        pfvm_value_set_tensor_type(v[0], PFVM_FLOAT, 2, sx, &st);
+        pfvm_graph_add_input(g, v[0], &st);
+        for (i = 0; i < 3; i++) {
+            snprintf(name, sizeof name, "w%d", i);
+            w[i] = pfvm_graph_value(g, name, &st);
+            pfvm_graph_add_init(g, w[i], pfvm_model_tensor(m, PFVM_FLOAT, 2, dw, wv[i], &st), &st);
+            in2[0] = v[i];
+            in2[1] = w[i];
+            snprintf(name, sizeof name, "mm%d", i);
+            pfvm_graph_add_node(g, "MatMul", "", name, in2, 2, &v[i + 1], 1, &st);
+        }
+        pfvm_graph_add_output(g, v[3], &st);
+        CHECK_MSG(pfvm_accel_target_load(targets[k], &t, &st) == PFVM_OK, "%s", st.msg);
+        CHECK_MSG(pfvm_accel_emit(m, &t, &prog, &stats, &st) == PFVM_OK, "distinct weights on %s: %s", targets[k],
+                  st.msg);
+        CHECK_MSG(stats.weight_bytes == 3 * 400 && stats.weight_distinct_bytes == 2 * 400,
+                  "distinct weights on %s: %lld bytes, %lld distinct (want 1200, 800)", targets[k],
+                  (long long)stats.weight_bytes, (long long)stats.weight_distinct_bytes);
+        pfvm_accel_free(prog);
+        pfvm_model_free(m);
+    }
+}
+
+/* x (8, 128) @ w0 -> Relu -> @ w1, built here, w1 = w0 + bump at one
+ * element: the weight (64 KiB) does not fit one mncore2 PE, so the plan
+ * is streamed. */
+static pfvm_model *two_matmuls(float *w0, float bump, pfvm_status *st)
+{
+    static float w1[128 * 128];
+    pfvm_model *m = pfvm_model_new(st);
+    pfvm_graph *g = pfvm_graph_new(m, NULL, "g", st);
+    pfvm_value *x = pfvm_graph_value(g, "x", st), *a = pfvm_graph_value(g, "a", st),
+               *r = pfvm_graph_value(g, "r", st), *y = pfvm_graph_value(g, "y", st),
+               *vw0 = pfvm_graph_value(g, "w0", st), *vw1 = pfvm_graph_value(g, "w1", st), *in2[2];
+    const pfvm_sym *sx[2];
+    int64_t dw[2] = {128, 128};
+    memcpy(w1, w0, sizeof w1);
+    w1[777] += bump;
+    pfvm_model_set_opset(m, "", 17, st);
+    sx[0] = pfvm_sym_const(m->syms, 8);
+    sx[1] = pfvm_sym_const(m->syms, 128);
+    pfvm_value_set_tensor_type(x, PFVM_FLOAT, 2, sx, st);
+    pfvm_graph_add_input(g, x, st);
+    pfvm_graph_add_init(g, vw0, pfvm_model_tensor(m, PFVM_FLOAT, 2, dw, w0, st), st);
+    pfvm_graph_add_init(g, vw1, pfvm_model_tensor(m, PFVM_FLOAT, 2, dw, w1, st), st);
+    in2[0] = x, in2[1] = vw0;
+    pfvm_graph_add_node(g, "MatMul", "", "mm0", in2, 2, &a, 1, st);
+    pfvm_graph_add_node(g, "Relu", "", "relu", &a, 1, &r, 1, st);
+    in2[0] = r, in2[1] = vw1;
+    pfvm_graph_add_node(g, "MatMul", "", "mm1", in2, 2, &y, 1, st);
+    pfvm_graph_add_output(g, y, st);
+    return m;
+}
+
+/* A weight two nodes read (the same bytes in two initializers) stays in a
+ * region at the top of the PEs between them (pfvm_accel_ctx.keep_dram):
+ * the second MatMul loads none of it. Against the same graph with the
+ * second weight one element off: fewer `load` lines, fewer cycles, the
+ * interpreter's outputs. */
+static void check_kept_weight(void)
+{
+    static float w0[128 * 128];
+    float xv[8 * 128];
+    int64_t dx[2] = {8, 128};
+    pfvm_status st;
+    pfvm_accel_target t;
+    pfvm_tensor *x = pfvm_tensor_view(PFVM_FLOAT, 2, dx, xv, &st);
+    const pfvm_tensor *ins[1];
+    double cycles[2] = {0, 0}, worst = 0;
+    int loads[2] = {0, 0}, i, k;
+    for (i = 0; i < 128 * 128; i++)
+        w0[i] = (float)((i * 7) % 17) / 40.0f - 0.2f;
+    for (i = 0; i < 8 * 128; i++)
+        xv[i] = (float)((i * 5) % 11) / 5.0f - 1.0f;
+    ins[0] = x;
+    CHECK_MSG(pfvm_accel_target_load("targets/mncore2.txt", &t, &st) == PFVM_OK, "%s", st.msg);
+    for (k = 0; k < 2; k++) {
+        pfvm_model *ref = two_matmuls(w0, k ? 0.5f : 0.0f, &st), *m = two_matmuls(w0, k ? 0.5f : 0.0f, &st);
+        pfvm_exec *e = pfvm_exec_new(ref, NULL, &st);
+        pfvm_accel_sim *s = NULL;
+        pfvm_accel_stats stats;
+        char *prog = NULL;
+        const char *at;
+        CHECK_MSG(e && !pfvm_exec_bind_one(e, x, &st) && !pfvm_exec_run(e, &st), "kept weight: %s", st.msg);
+        CHECK_MSG(pfvm_accel_emit(m, &t, &prog, &stats, &st) == PFVM_OK && stats.streamed, "kept weight: %s",
+                  st.msg);
+        for (at = prog; at && (at = strstr(at, "\nload")) != NULL; at++)
+            loads[k]++;
+        s = prog ? pfvm_accel_sim_new(&t, &st) : NULL;
+        CHECK_MSG(s && pfvm_accel_sim_run(s, prog, ins, 1, find_weight, m, &st) == PFVM_OK, "kept weight: %s",
+                  st.msg);
+        if (s && pfvm_accel_sim_output(s, 0) && e) {
+            CHECK_MSG(close_enough(pfvm_accel_sim_output(s, 0), pfvm_exec_output(e, 0), &worst),
+                      "kept weight (%d): differs from the interpreter by %g", k, worst);
+            cycles[k] = pfvm_accel_sim_cycles(s);
+        }
+        pfvm_accel_free(prog);
+        pfvm_accel_sim_free(s);
+        pfvm_exec_free(e);
+        pfvm_model_free(ref);
+        pfvm_model_free(m);
+    }
+    CHECK_MSG(loads[0] < loads[1] && cycles[0] < cycles[1],
+              "kept weight: %d load lines, %.0f cycles; not kept: %d, %.0f", loads[0], cycles[0], loads[1],
+              cycles[1]);
+    printf("kept weight: %d load lines, %.0f cycles; not kept: %d, %.0f\n", loads[0], cycles[0], loads[1], cycles[1]);
+    pfvm_tensor_free(x);
+}
+
 static void emit_error(const char *model, const char *tfile, pfvm_code code, const char *what)
 {
     pfvm_status st;
@@ -648,6 +787,8 @@ int main(void)
     check_convgap();
     check_concatpool();
     check_built_graph();
+    check_distinct_weights();
+    check_kept_weight();
     check_errors();
     return CHECK_END();
 }

@@ -61,7 +61,21 @@ typedef struct accel_em_emitter {
     const pfvm_node *chain_post[2]; /* their activations */
     accel_em_ppart ppart; /* streamed: the current node's pooled part, to pool after it (ppart_on) */
     int ppart_on;
+    struct accel_em_keep *keeps; /* stb_ds: streamed, the weights read again (pfvm_accel_ctx.keep_dram) */
+    int64_t keep_top;            /* bytes at the top of every PE their regions take */
+    int64_t *keep_pend;          /* the current node's tags (pfvm_accel_ctx.keep_tag), kept when it is lowered */
+    int keep_cur;                /* the current node's region in keeps, -1 none */
 } accel_em_emitter;
+
+/* A weight whose bytes more than one node reads (an initializer and its
+ * equal copies: a layer's weights shared with the next) and its region at
+ * the top of every PE, which outlives the nodes (pfvm_accel_ctx.keep_off). */
+typedef struct accel_em_keep {
+    const pfvm_tensor *data;
+    int64_t off, bytes;
+    int64_t *tag; /* per PE: the tile the region holds (pfvm_accel_ctx.keep_tag), -1 none */
+    int used, readers;
+} accel_em_keep;
 
 static pfvm_code accel_em_put(accel_em_emitter *e, const char *fmt, va_list ap)
 {
@@ -544,6 +558,30 @@ static int64_t accel_em_numel(int rank, const int64_t *dims)
 }
 
 /* Room for v in the root memory. */
+/* 1 when two initializers hold the same dtype, dims and bytes. */
+static int accel_em_same_data(const pfvm_tensor *a, const pfvm_tensor *b)
+{
+    if (a == b)
+        return a != NULL;
+    if (!a || !b || a->kind != PFVM_KIND_TENSOR || b->kind != PFVM_KIND_TENSOR || !a->data || !b->data ||
+        a->dtype != b->dtype || a->rank != b->rank || memcmp(a->dims, b->dims, (size_t)a->rank * sizeof *a->dims))
+        return 0;
+    return !memcmp(a->data, b->data, (size_t)pfvm_tensor_numel(a) * pfvm_dtype_size(a->dtype));
+}
+
+/* An initializer placed in the root memory that holds v's data, or NULL:
+ * v then shares its bytes (no second `dweight`). */
+static const pfvm_value *accel_em_placed_twin(const accel_em_emitter *e, const pfvm_value *v)
+{
+    int i;
+    for (i = 0; i < pfvm_graph_num_initializers(e->g); i++) {
+        const pfvm_value *u = pfvm_graph_initializer(e->g, i);
+        if (u != v && e->places[u->id].placed && accel_em_same_data(u->init, v->init))
+            return u;
+    }
+    return NULL;
+}
+
 static pfvm_code accel_em_dram(accel_em_emitter *e, const pfvm_value *v)
 {
     accel_em_place *p = &e->places[v->id];
@@ -568,7 +606,7 @@ static void accel_em_pe_reset(accel_em_emitter *e)
 {
     accel_em_hole whole;
     whole.off = 0;
-    whole.size = e->t->levels[e->t->nlevels - 1].mem_bytes / 16 * 16;
+    whole.size = e->t->levels[e->t->nlevels - 1].mem_bytes / 16 * 16 - e->keep_top;
     stbds_arrsetlen(e->holes, 0);
     stbds_arrsetlen(e->scratch, 0);
     pfvm__arrpush(e->holes, whole); /* cannot fail: the array had room for one */
@@ -1043,6 +1081,131 @@ static const pfvm_node *accel_em_post(accel_em_emitter *e, const pfvm_node *n)
     }
 }
 
+/* Frees the kept weights' regions (accel_em_keep). */
+static void accel_em_keep_free(accel_em_emitter *e)
+{
+    size_t k;
+    for (k = 0; k < (size_t)stbds_arrlen(e->keeps); k++)
+        pfvm__free(e->keeps[k].tag);
+    stbds_arrfree(e->keeps);
+    pfvm__free(e->keep_pend);
+    e->keeps = NULL;
+    e->keep_pend = NULL;
+    e->keep_top = 0;
+    e->keep_cur = -1;
+}
+
+/* Nodes reading an initializer that holds `data`'s bytes (any input). */
+static int accel_em_readers(const accel_em_emitter *e, const pfvm_tensor *data)
+{
+    int i, j, n = 0;
+    for (i = 0; i < pfvm_graph_num_nodes(e->g); i++) {
+        const pfvm_node *nd = pfvm_graph_node(e->g, i);
+        for (j = 0; j < nd->n_inputs; j++)
+            if (nd->inputs[j] && nd->inputs[j]->init && accel_em_same_data(nd->inputs[j]->init, data)) {
+                n++;
+                break;
+            }
+    }
+    return n;
+}
+
+/* The current node's tags start again from the kept ones. */
+static void accel_em_keep_reset(accel_em_emitter *e, const pfvm_accel_ctx *c)
+{
+    if (e->keep_cur >= 0 && e->keep_pend && c->keep_tag == e->keep_pend)
+        memcpy(e->keep_pend, e->keeps[e->keep_cur].tag, (size_t)pfvm_accel_target_pes(e->t) * sizeof *e->keep_pend);
+}
+
+/* The current node is lowered: its tags are kept. */
+static void accel_em_keep_commit(accel_em_emitter *e)
+{
+    if (e->keep_cur >= 0)
+        memcpy(e->keeps[e->keep_cur].tag, e->keep_pend, (size_t)pfvm_accel_target_pes(e->t) * sizeof *e->keep_pend);
+    e->keep_cur = -1;
+}
+
+/* The streamed plan's kept weights: each matrix (rank 2 or more) whose
+ * bytes two or more nodes read gets a region at the top of every PE, a
+ * share of a quarter of the PE's memory (at most its own size), which
+ * every node's pe_mem leaves out; a hook loads its tiles of the weight
+ * there once and later readers find them (pfvm_accel_ctx.keep_dram). A
+ * graph without such weights keeps the whole PE for its nodes. */
+static pfvm_code accel_em_keep_plan(accel_em_emitter *e)
+{
+    int i;
+    size_t k, nk;
+    int64_t mem = e->t->levels[e->t->nlevels - 1].mem_bytes / 16 * 16, pes = pfvm_accel_target_pes(e->t), each, top;
+    accel_em_keep_free(e);
+    if (e->naive)
+        return PFVM_OK;
+    for (i = 0; i < pfvm_graph_num_initializers(e->g); i++) {
+        const pfvm_tensor *d = pfvm_graph_initializer(e->g, i)->init;
+        accel_em_keep kp;
+        if (!d || d->kind != PFVM_KIND_TENSOR || d->dtype != PFVM_FLOAT || d->rank < 2)
+            continue;
+        for (k = 0; k < (size_t)stbds_arrlen(e->keeps) && !accel_em_same_data(e->keeps[k].data, d); k++)
+            ;
+        if (k < (size_t)stbds_arrlen(e->keeps) || accel_em_readers(e, d) < 2)
+            continue;
+        memset(&kp, 0, sizeof kp);
+        kp.data = d;
+        kp.readers = accel_em_readers(e, d);
+        kp.bytes = (pfvm_tensor_numel(d) * 4 + 15) / 16 * 16;
+        if (!pfvm__arrpush(e->keeps, kp))
+            return pfvm__fail(e->st, PFVM_ERR_NOMEM, "accel: out of memory");
+    }
+    nk = (size_t)stbds_arrlen(e->keeps);
+    each = nk ? mem / 4 / (int64_t)nk / 16 * 16 : 0;
+    for (top = mem, k = 0; k < nk; k++) {
+        accel_em_keep *kp = &e->keeps[k];
+        int64_t p, r = kp->data->dims[kp->data->rank - 2], cl = kp->data->dims[kp->data->rank - 1];
+        kp->bytes = kp->bytes < each ? kp->bytes : each;
+        /* a share that cannot hold four rows or columns of the matrix
+         * (either orientation) would only shrink the other nodes' tiles */
+        if (kp->bytes < (int64_t)pfvm_tensor_numel(kp->data) * 4 && kp->bytes < 16 * (r > cl ? r : cl))
+            kp->bytes = 0;
+        top -= kp->bytes;
+        kp->off = top;
+        if (!(kp->tag = (int64_t *)pfvm__malloc((size_t)pes * sizeof *kp->tag)))
+            return pfvm__fail(e->st, PFVM_ERR_NOMEM, "accel: out of memory");
+        for (p = 0; p < pes; p++)
+            kp->tag[p] = -1;
+    }
+    e->keep_top = mem - top;
+    if (nk && !(e->keep_pend = (int64_t *)pfvm__malloc((size_t)pes * sizeof *e->keep_pend)))
+        return pfvm__fail(e->st, PFVM_ERR_NOMEM, "accel: out of memory");
+    return PFVM_OK;
+}
+
+/* Points c at the region of the kept weight node n reads, if any: the
+ * hook sets tags in a copy (keep_pend), which each try of a lowering
+ * starts from the kept tags (accel_em_stream_try) and the node's lowering
+ * keeps (accel_em_keep_commit), so that a try whose lines are dropped
+ * leaves no tags behind. */
+static void accel_em_keep_args(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c)
+{
+    int i;
+    size_t k;
+    e->keep_cur = -1;
+    for (i = 0; i < n->n_inputs; i++) {
+        const pfvm_value *v = n->inputs[i];
+        if (!v || !v->init || !e->places[v->id].placed)
+            continue;
+        for (k = 0; k < (size_t)stbds_arrlen(e->keeps); k++)
+            if (e->keeps[k].bytes > 0 && accel_em_same_data(e->keeps[k].data, v->init)) {
+                c->keep_dram = e->places[v->id].off;
+                c->keep_off = e->keeps[k].off;
+                c->keep_bytes = e->keeps[k].bytes;
+                c->keep_tag = e->keep_pend;
+                c->keep_readers = e->keeps[k].readers;
+                e->keeps[k].used = 1;
+                e->keep_cur = (int)k;
+                return;
+            }
+    }
+}
+
 /* Runs streamed lowering f; when it does not lower this case
  * (PFVM_ERR_UNSUPPORTED) whatever it emitted is dropped, so that the
  * caller can try the next plan. */
@@ -1052,7 +1215,10 @@ static pfvm_code accel_em_stream_try(accel_em_emitter *e, pfvm_accel_ctx *c, pfv
     pfvm_code rc;
     c->pe_used = 0;
     c->post_done = 0;
+    accel_em_keep_reset(e, c);
     rc = f(c);
+    if (rc != PFVM_OK)
+        accel_em_keep_reset(e, c);
     if (rc == PFVM_ERR_UNSUPPORTED) {
         stbds_arrsetlen(e->text, mark);
         c->post_done = 0;
@@ -1086,6 +1252,8 @@ static pfvm_code accel_em_stream_args(accel_em_emitter *e, const pfvm_node *n, p
             continue;
         }
         p = &e->places[v->id];
+        if (!p->placed && v->init && !e->naive && accel_em_placed_twin(e, v))
+            *p = e->places[accel_em_placed_twin(e, v)->id]; /* an equal weight's bytes */
         if (!p->placed && v->init) {
             if (strpbrk(v->name, " \t#") || !v->name[0])
                 return pfvm__fail(e->st, PFVM_ERR_UNSUPPORTED, "initializer '%s': a name with spaces or '#'",
@@ -1705,7 +1873,7 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     c.st = e->st;
     c.stream = 1;
     c.pes = pfvm_accel_target_pes(e->t);
-    c.pe_mem = e->t->levels[e->t->nlevels - 1].mem_bytes / 16 * 16;
+    c.pe_mem = e->t->levels[e->t->nlevels - 1].mem_bytes / 16 * 16 - e->keep_top;
     accel_em_links(e->t, &c);
     accel_em_pe_reset(e);
     if (n->n_outputs == 1 && n->outputs[0] && e->places[n->outputs[0]->id].chained)
@@ -1713,6 +1881,7 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
                              e->places[n->outputs[0]->id].layout);
     if ((rc = accel_em_stream_args(e, n, &c, NULL)) != PFVM_OK)
         return rc;
+    accel_em_keep_args(e, n, &c);
     /* a consumer its input's producer applied: a view of that input */
     for (i = 0; n->n_outputs == 1 && n->outputs[0] && i < n->n_inputs; i++)
         if (n->inputs[i] && e->places[n->inputs[i]->id].activated) {
@@ -1837,6 +2006,8 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     if (rc == PFVM_OK && c.post && c.post_done)
         e->places[n->outputs[0]->id].activated = 1;
 lowered:
+    if (rc == PFVM_OK)
+        accel_em_keep_commit(e);
     if (rc == PFVM_OK && e->ppart_on)
         rc = accel_em_ppart_alone(e, n, &c, &e->ppart, stats);
     e->ppart_on = 0;
@@ -1849,6 +2020,24 @@ lowered:
     return rc;
 }
 
+/* 1 when initializer i holds the same dtype, dims and bytes as an earlier
+ * placed one: a model that shares a weight between layers (ONNX Identity
+ * nodes, folded into copies) needs its bytes brought in once, so the
+ * traffic bound counts them once (pfvm_accel_stats.weight_distinct_bytes).
+ * An earlier one counts when placed (streamed) or given bytes (resident). */
+static int accel_em_weight_repeats(const accel_em_emitter *e, int i, int streamed)
+{
+    const pfvm_graph *g = e->g;
+    int j;
+    for (j = 0; j < i; j++) {
+        const pfvm_value *w = pfvm_graph_initializer(g, j);
+        if ((streamed ? e->places[w->id].placed : e->places[w->id].bytes != 0) &&
+            accel_em_same_data(w->init, pfvm_graph_initializer(g, i)->init))
+            return 1;
+    }
+    return 0;
+}
+
 /* The streamed plan of the whole graph into e->text. */
 static pfvm_code accel_em_stream(accel_em_emitter *e, pfvm_accel_stats *stats)
 {
@@ -1859,6 +2048,8 @@ static pfvm_code accel_em_stream(accel_em_emitter *e, pfvm_accel_stats *stats)
     memset(e->places, 0, ((size_t)stbds_arrlen(g->values) + 1) * sizeof *e->places);
     e->dram_top = 0;
     e->peak = 0;
+    if ((rc = accel_em_keep_plan(e)) != PFVM_OK)
+        return rc;
     if (stats) {
         int fb = 0;
         memset(stats, 0, sizeof *stats);
@@ -1886,14 +2077,24 @@ static pfvm_code accel_em_stream(accel_em_emitter *e, pfvm_accel_stats *stats)
         if ((rc = accel_em_line(e, "doutput %d %lld %s", i, (long long)e->places[v->id].off, shape)) != PFVM_OK)
             return rc;
     }
+    for (i = 0; i < (int)stbds_arrlen(e->keeps); i++) { /* the regions a hook loaded stay in use */
+        int64_t p, pes = pfvm_accel_target_pes(e->t);
+        for (p = 0; e->keeps[i].used && p < pes && e->keeps[i].tag[p] < 0; p++)
+            ;
+        if (e->keeps[i].used && p < pes && e->keeps[i].off + e->keeps[i].bytes > e->peak)
+            e->peak = e->keeps[i].off + e->keeps[i].bytes;
+    }
     if (stats) {
         stats->streamed = 1;
         stats->dram_bytes = e->dram_top;
         stats->pes_used = pfvm_accel_target_pes(e->t);
         for (i = 0; i < pfvm_graph_num_initializers(g); i++) {
             pfvm_value *v = pfvm_graph_initializer(g, i);
-            if (e->places[v->id].placed)
+            if (e->places[v->id].placed) {
                 stats->weight_bytes += e->places[v->id].bytes;
+                if (!accel_em_weight_repeats(e, i, 1))
+                    stats->weight_distinct_bytes += e->places[v->id].bytes;
+            }
         }
     }
     return PFVM_OK;
@@ -1928,6 +2129,7 @@ static pfvm_code accel_em_prefer_stream(accel_em_emitter *e, const pfvm_accel_st
             memcpy(e->text, keep, n);
             memcpy(e->places, places, np);
             e->peak = peak;
+            accel_em_keep_free(e); /* the resident plan keeps no regions */
             rc = PFVM_OK;
             if (stats)
                 *stats = *resident;
@@ -2045,14 +2247,18 @@ finish:
         stats->peak_bytes = e.peak;
         for (i = 0; i < pfvm_graph_num_initializers(g); i++) {
             pfvm_value *v = pfvm_graph_initializer(g, i);
-            if (e.places[v->id].bytes)
+            if (e.places[v->id].bytes) {
                 stats->weight_bytes += e.places[v->id].bytes;
+                if (!accel_em_weight_repeats(&e, i, 0))
+                    stats->weight_distinct_bytes += e.places[v->id].bytes;
+            }
         }
         stats->pes_used = pfvm_accel_target_pes(t);
     }
     pfvm__ok(st);
 done:
     pfvm__free(e.places);
+    accel_em_keep_free(&e);
     stbds_arrfree(e.holes);
     stbds_arrfree(e.scratch);
     stbds_arrfree(e.text);

@@ -26,6 +26,8 @@ typedef struct pfvm_accel_stats {
     int64_t pes_used;     /* most PEs any node runs on */
     int64_t peak_bytes;   /* highest PE memory offset in use */
     int64_t weight_bytes; /* bytes of weights and constants per PE */
+    int64_t weight_distinct_bytes; /* of them, a weight equal to another counted once
+                                    * (the traffic bound's compulsory bytes) */
     double flops;         /* of the lowered nodes (pfvm_node_flops) */
     int fallbacks;        /* nodes run whole on PE 0 (their lowering refused split inputs) */
     int streamed;         /* 1: the streamed plan (tensors in the root memory, nodes in tiles) */

@@ -327,6 +327,16 @@ struct pfvm_accel_ctx {
      * lowers the node again without the chain. */
     int n_chain, chain_done;
     struct pfvm_accel_ctx *chain;
+    /* streamed: a weight whose bytes later nodes read again (the same data
+     * at root byte keep_dram: a layer's weights shared with the next),
+     * with a region of keep_bytes at PE byte keep_off (above pe_mem) that
+     * outlives the node on every PE; keep_bytes 0: none. A hook may load
+     * its tiles of that weight into the region, skipping a tile's load on
+     * a PE whose keep_tag[pe] names that tile already (it sets keep_tag[pe]
+     * when it loads one), so that only the first reader brings it in. */
+    int64_t keep_dram, keep_off, keep_bytes;
+    int64_t *keep_tag;
+    int keep_readers; /* the nodes that read the kept weight (a tiling may count its share) */
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 

@@ -3193,6 +3193,7 @@ typedef struct pfvm__acl_gemm_plan {
     int res;    /* pfvm_accel_ctx.res: the other operand's tile at rb */
     int64_t rb;
     int vec;    /* pfvm_accel_ctx.vec (no bias of its own): the vector's slice at cb */
+    int keep;   /* B is a kept weight (pfvm_accel_ctx.keep_dram): its tiles at bb = keep_off */
 } pfvm__acl_gemm_plan;
 
 static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
@@ -3322,6 +3323,14 @@ static pfvm_code pfvm__acl_load_view(pfvm_accel_ctx *c, pfvm__acl_q *q, int64_t 
  * tile's rows of A and columns of B loaded into its PE; shared by Gemm
  * and MatMul. An operand that is a strided view (a Transpose's output
  * read in place, pfvm_acl_view_of) is loaded through its map. */
+/* The tag of B's tile of columns [n0, n0 + nt) from root byte bd in a kept
+ * weight's region (pfvm_accel_ctx.keep_tag): its first byte, width and
+ * orientation. */
+static int64_t pfvm__acl_keep_tag(const pfvm__acl_gemm_plan *p, int64_t bd, int64_t n0, int64_t nt)
+{
+    return ((bd + n0 * (p->tb ? p->K : 1) * 4) * 65536 + nt) * 2 + p->tb;
+}
+
 static pfvm_code pfvm__acl_gemm_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pfvm__acl_tile *t, int64_t pe, void *user)
 {
     const pfvm__acl_gemm_plan *p = (const pfvm__acl_gemm_plan *)user;
@@ -3337,9 +3346,14 @@ static pfvm_code pfvm__acl_gemm_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
     if (p->b->vrank > 0)
         rc = p->tb ? pfvm__acl_load_view(c, &q[1], pe, p->bb, p->b, bi * p->bbs + n0 * p->K, nt, p->K, p->K)
                    : pfvm__acl_load_view(c, &q[1], pe, p->bb, p->b, bi * p->bbs + n0, p->K, nt, N);
-    else
+    else if (p->keep && c->keep_tag[pe] == pfvm__acl_keep_tag(p, bd, n0, nt))
+        rc = PFVM_OK; /* the PE holds this tile of the weight from an earlier reader */
+    else {
         rc = p->tb ? pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * p->K * 4, 1, 1, nt * p->K, 0, 0, 0, 0)
                    : pfvm__acl_load(c, &q[1], pe, p->bb, bd + n0 * 4, 1, p->K, nt, 0, nt, 0, N);
+        if (p->keep)
+            c->keep_tag[pe] = pfvm__acl_keep_tag(p, bd, n0, nt);
+    }
     if (rc != PFVM_OK)
         return rc;
     if (p->bias == 1 && (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + n0 * 4, 1, 1, nt, 0, 0, 0, 0)) != PFVM_OK)
@@ -3441,7 +3455,16 @@ static pfvm_code pfvm__acl_gemm_tiles(pfvm_accel_ctx *c, const pfvm__acl_gemm_pl
 typedef struct pfvm__acl_gemm_eval {
     double *down[8], *up[8], *carry;
     int64_t *inst;
+    double *save[8]; /* the links' load before B's lines (a kept weight's share) */
 } pfvm__acl_gemm_eval;
+
+/* Whether B's tiles of width nt go to the kept weight's region (see
+ * pfvm_accel_ctx.keep_dram). */
+static int pfvm__acl_gemm_keeps(const pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t nt)
+{
+    return c->keep_bytes > 0 && c->keep_tag && p->b->vrank == 0 && p->b->dram == c->keep_dram && nt < 65536 &&
+           pfvm__acl_al(nt * p->K * 4) <= c->keep_bytes;
+}
 
 /* Cycles of a wave of n Gemm tiles (tw) by the simulator's cost model,
  * from the load lines the wave would write (pfvm__acl_loads_cost); the
@@ -3452,6 +3475,7 @@ static pfvm_code pfvm__acl_gemm_wave_exact(pfvm_accel_ctx *c, pfvm__acl_gemm_pla
     pfvm__acl_q q[4];
     int64_t i, k, x;
     double t = 0;
+    int share;
     pfvm_code rc = PFVM_OK;
     pfvm__acl_qinit(q);
     for (k = 0; k < c->nlinks; k++)
@@ -3469,8 +3493,17 @@ static pfvm_code pfvm__acl_gemm_wave_exact(pfvm_accel_ctx *c, pfvm__acl_gemm_pla
         pfvm__acl_qfree(q);
         return rc;
     }
-    for (i = 0; i < 3; i++)
-        pfvm__acl_loads_cost(c, &q[i], ev->down, ev->inst, ev->carry);
+    pfvm__acl_loads_cost(c, &q[0], ev->down, ev->inst, ev->carry);
+    pfvm__acl_loads_cost(c, &q[2], ev->down, ev->inst, ev->carry);
+    /* a kept weight read by keep_readers nodes in the same tiles is loaded
+     * by the first only: each counts its share of B's lines */
+    share = c->keep_readers > 1 && pfvm__acl_gemm_keeps(c, p, tw[0].e[2]) && ev->save[0];
+    for (k = 0; share && k < c->nlinks; k++)
+        memcpy(ev->save[k], ev->down[k], (size_t)(c->pes / c->link_pes[k]) * sizeof(double));
+    pfvm__acl_loads_cost(c, &q[1], ev->down, ev->inst, ev->carry);
+    for (k = 0; share && k < c->nlinks; k++)
+        for (x = 0; x < c->pes / c->link_pes[k]; x++)
+            ev->down[k][x] = ev->save[k][x] + (ev->down[k][x] - ev->save[k][x]) / c->keep_readers;
     for (k = 0; k < c->nlinks; k++)
         for (x = 0; x < c->pes / c->link_pes[k]; x++) {
             double d = ev->down[k][x] / c->link_down[k], u = ev->up[k][x] / c->link_up[k];
@@ -3551,7 +3584,9 @@ static pfvm_code pfvm__acl_gemm_deal(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, 
     for (k = 0; k < c->nlinks && ok; k++) {
         ev.down[k] = (double *)pfvm__malloc((size_t)(c->pes / c->link_pes[k]) * sizeof(double));
         ev.up[k] = (double *)pfvm__malloc((size_t)(c->pes / c->link_pes[k]) * sizeof(double));
-        ok = ev.down[k] && ev.up[k];
+        ev.save[k] = c->keep_readers > 1 ? (double *)pfvm__malloc((size_t)(c->pes / c->link_pes[k]) * sizeof(double))
+                                         : NULL;
+        ok = ev.down[k] && ev.up[k] && (c->keep_readers <= 1 || ev.save[k]);
     }
     if (!ok)
         rc = pfvm__acl_nomem(c);
@@ -3565,6 +3600,7 @@ static pfvm_code pfvm__acl_gemm_deal(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, 
     for (k = 0; k < 8; k++) {
         pfvm__free(ev.down[k]);
         pfvm__free(ev.up[k]);
+        pfvm__free(ev.save[k]);
     }
     pfvm__free(ev.inst);
     pfvm__free(ev.carry);
@@ -3592,6 +3628,11 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     if ((rc = pfvm__acl_gemm_deal(c, p, step, &n_major, &deal_all, &gr)) != PFVM_OK)
         return rc;
     c->pe_used = pfvm__acl_gemm_offsets(p, step[1], step[2]);
+    /* a weight read again later: its tiles in the kept region, loaded
+     * once (a tile's tag packs its width in 16 bits) */
+    p->keep = pfvm__acl_gemm_keeps(c, p, step[2]);
+    if (p->keep)
+        p->bb = c->keep_off;
     c->post_done = c->post != NULL;
     c->res_done = p->res;
     c->vec_done = p->vec;
