@@ -403,70 +403,6 @@ out:
     pfvm_model_free(mod);
 }
 
-/* Relu then ReduceMean over `axes` (keepdims `keep`) of 2 x 64 x 17 x 19,
- * one fused walk with a reduction: cut over the threads in whole groups of
- * positions (H x W) where each accumulator sums what one thread sums;
- * not cut where a reduction crosses the groups (over the batch: the
- * bits are checked, the parallel-for calls not, Relu may split alone). */
-static void check_reduce(const int64_t *axes, int n_axes, int keep, int must_split)
-{
-    pfvm_status st;
-    pfvm_model *mod = pfvm_model_new(&st);
-    pfvm_graph *g = mod ? pfvm_graph_new(mod, NULL, "g", &st) : NULL;
-    pfvm_value *v[3];
-    pfvm_node *red = NULL;
-    pfvm_exec *e = NULL;
-    pfvm_tensor *x = NULL;
-    int64_t dx[4] = {2, 64, 17, 19}, i;
-    const char *names[3] = {"x", "r", "m"};
-    unsigned char *one = NULL;
-    size_t bytes = 0;
-    int threads, j, ok = g != NULL;
-    for (j = 0; j < 3 && ok; j++)
-        ok = (v[j] = pfvm_graph_value(g, names[j], &st)) != NULL;
-    ok = ok && !pfvm_model_set_opset(mod, "", 17, &st) && !pfvm_graph_add_input(g, v[0], &st);
-    ok = ok && pfvm_graph_add_node(g, "Relu", "", "relu", &v[0], 1, &v[1], 1, &st);
-    ok = ok && (red = pfvm_graph_add_node(g, "ReduceMean", "", "mean", &v[1], 1, &v[2], 1, &st)) != NULL &&
-         !pfvm_node_set_attr_ints(red, "axes", axes, n_axes, &st) && !pfvm_node_set_attr_int(red, "keepdims", keep, &st);
-    ok = ok && !pfvm_graph_add_output(g, v[2], &st) && (x = pfvm_tensor_new(PFVM_FLOAT, 4, dx, &st)) &&
-         !pfvm_optimize(mod, NULL, NULL, &st) && (e = pfvm_exec_new(mod, NULL, &st));
-    if (!ok) {
-        CHECK_MSG(0, "reduction graph: %s", st.msg);
-        goto out;
-    }
-    for (i = 0; i < pfvm_tensor_numel(x); i++)
-        ((float *)x->data)[i] = (float)((i * 7919) % 2001 - 1000) / 97.0f;
-    for (threads = 1; threads <= 3; threads++) {
-        pfvm_parallel par;
-        const pfvm_tensor *c;
-        par.parallel_for = spawn_for;
-        par.user = &threads;
-        par.threads = threads;
-        pfvm_exec_set_parallel(e, threads > 1 ? &par : NULL);
-        hook_calls = 0;
-        if (pfvm_exec_bind(e, (const pfvm_tensor *const *)&x, 1, &st) || pfvm_exec_run(e, &st)) {
-            CHECK_MSG(0, "reduction graph (axes %d of %d), %d threads: %s", (int)axes[0], n_axes, threads, st.msg);
-            break;
-        }
-        c = pfvm_exec_output(e, 0);
-        if (threads == 1) {
-            bytes = c->nbytes;
-            if ((one = (unsigned char *)malloc(bytes + 1)) != NULL)
-                memcpy(one, c->data, bytes);
-            continue;
-        }
-        CHECK_MSG(one && c->nbytes == bytes && !memcmp(one, c->data, bytes),
-                  "reduction graph (axes %d of %d): %d threads differ from 1", (int)axes[0], n_axes, threads);
-        CHECK_MSG(!must_split || hook_calls >= 1,
-                  "reduction graph (axes %d of %d), %d threads: %ld parallel-for calls", (int)axes[0], n_axes, threads,
-                  hook_calls);
-    }
-out:
-    free(one);
-    pfvm_tensor_free(x);
-    pfvm_exec_free(e);
-    pfvm_model_free(mod);
-}
 
 int main(int argc, char **argv)
 {
@@ -480,6 +416,7 @@ int main(int argc, char **argv)
         check_model("tests/models/mobilenet_v2", 1);
         check_model("tests/models/resnet18", 1);
         check_model("tests/models/squeezenet1_1", 1);
+        check_model("tests/models/relu_mean", 1); /* a walk with reductions, cut in groups of H x W */
         check_model("tests/models/dscnn", 1);
         check_model("tests/models/mlp_mnist", 0);
         check_model("tests/models/mlp", 0);
@@ -497,14 +434,6 @@ int main(int argc, char **argv)
         check_one_column(48, 1152); /* efficientnet_b0's last squeeze-excite products */
         check_one_column(1152, 48);
         check_one_column(28, 672);
-        {
-            static const int64_t hw[2] = {2, 3}, w[1] = {3}, n[1] = {0}, nw[2] = {0, 3};
-            check_reduce(hw, 2, 0, 1); /* shufflenet_v2's Relu + mean over H and W */
-            check_reduce(hw, 2, 1, 1);
-            check_reduce(w, 1, 1, 1);  /* groups of W */
-            check_reduce(n, 1, 0, 0);  /* over the batch: not cut in groups */
-            check_reduce(nw, 2, 1, 0); /* over the batch and W */
-        }
     }
     return CHECK_END();
 }

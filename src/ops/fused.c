@@ -1392,7 +1392,8 @@ static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *
 }
 
 #ifdef PFVM_NO_THREADS
-#define pfvm__fz_walk_split(p, k, r, D, sst, inner, total) ((void)(p), (void)(k), 0)
+#define pfvm__fz_walk_split(p, k, r, D, sst, inner, total, mem) ((void)(p), (void)(k), 0)
+#define pfvm__fz_parts_bytes(p, k) ((void)(p), (void)(k), (size_t)0)
 #else
 /* Element-steps (positions x kernel calls per block) from which a walk is
  * cut over the threads: below, the region's cost (waking a worker, the
@@ -1499,12 +1500,22 @@ static void pfvm__fz_part(void *ctx, int i)
     pfvm__fz_walk(&q, a->k, a->r, a->D, a->sst, a->inner, a->total, pfvm__fz_cut(a, i), pfvm__fz_cut(a, i + 1));
 }
 
+/* The bytes of the parts' state of a walk cut over k's threads (64 to
+ * align them), 0 with one thread. */
+static size_t pfvm__fz_parts_bytes(const pfvm__fz_prog *p, pfvm_kctx *k)
+{
+    int parts = PFVM__KTHREADS(k) < PFVM__FZ_MAX_PARTS ? PFVM__KTHREADS(k) : PFVM__FZ_MAX_PARTS;
+    return parts > 1 ? pfvm__fz_part_bytes(p) * (size_t)(parts - 1) + 64 : 0;
+}
+
 /* Cuts a walk over k's threads where its work pays for it (with
  * reductions: in whole groups, pfvm__fz_sink_group): 1 done, 0 not cut
  * (the caller walks it whole), -1 no memory for the parts (k->st says
- * why). */
+ * why). mem: pfvm__fz_parts_bytes for the parts' state, or NULL to take
+ * the executor's workspace (the kernel's one buffer: a walk with
+ * reductions has its accumulators there, and the parts' state after). */
 static int pfvm__fz_walk_split(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *D,
-                               int64_t (*sst)[PFVM_MAX_RANK], int64_t inner, int64_t total)
+                               int64_t (*sst)[PFVM_MAX_RANK], int64_t inner, int64_t total, char *mem)
 {
     pfvm__fz_par a;
     int parts = PFVM__KTHREADS(k);
@@ -1521,7 +1532,7 @@ static int pfvm__fz_walk_split(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int6
     if (parts <= 1)
         return 0;
     a.per = pfvm__fz_part_bytes(p);
-    a.mem = (char *)pfvm_kctx_scratch(k, a.per * (size_t)(parts - 1) + 64);
+    a.mem = mem ? mem : (char *)pfvm_kctx_scratch(k, a.per * (size_t)(parts - 1) + 64);
     if (!a.mem)
         return -1; /* k->st says why */
     a.mem += (64 - (size_t)((uintptr_t)a.mem % 64)) % 64;
@@ -1904,7 +1915,7 @@ static pfvm_code pfvm__fz_run_memo(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback
     }
     pfvm__fz_load_fixed(p);
     p->n_chunks = 0;
-    j = pfvm__fz_walk_split(p, k, p->memo_r, p->memo_D, NULL, p->memo_inner, p->memo_total);
+    j = pfvm__fz_walk_split(p, k, p->memo_r, p->memo_D, NULL, p->memo_inner, p->memo_total, NULL);
     if (j < 0)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
     if (!j)
@@ -1918,6 +1929,9 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
     int64_t sst[PFVM_MAX_RANK][PFVM_MAX_RANK];
     int ns = (int)stbds_arrlen(p->sinks), rank = -1, r = 0, i, j, d, same;
     double *acc;
+#ifndef PFVM_NO_THREADS
+    size_t acc_bytes;
+#endif
     *fallback = 1;
     if (k->n_in != p->n_in || k->n_out != p->n_out || ns > PFVM_MAX_RANK)
         return PFVM_OK;
@@ -2050,7 +2064,14 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         p->sinks[j].n_acc = pfvm_tensor_numel(k->out[p->sinks[j].out]);
         n_acc += p->sinks[j].n_acc;
     }
+#ifdef PFVM_NO_THREADS
     acc = ns ? (double *)pfvm_kctx_scratch(k, sizeof(double) * (size_t)(n_acc ? n_acc : 1)) : NULL;
+#else
+    /* the workspace is one buffer: the parts' state of a walk cut over the
+     * threads (pfvm__fz_walk_split) after the accumulators */
+    acc_bytes = (sizeof(double) * (size_t)(n_acc ? n_acc : 1) + 63) / 64 * 64;
+    acc = ns ? (double *)pfvm_kctx_scratch(k, acc_bytes + pfvm__fz_parts_bytes(p, k)) : NULL;
+#endif
     if (ns && !acc)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
     for (j = 0; j < ns; j++) {
@@ -2133,7 +2154,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
 #ifndef PFVM_NO_THREADS
         p->walk_sinks = p->sinks;
 #endif
-        j = pfvm__fz_walk_split(p, k, r, D, sst, inner, total);
+        j = pfvm__fz_walk_split(p, k, r, D, sst, inner, total, ns ? (char *)p->sinks[0].acc + acc_bytes : NULL);
         if (j < 0)
             return k->st ? k->st->code : PFVM_ERR_NOMEM;
         if (!j)
@@ -2376,7 +2397,12 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
                 return PFVM_OK; /* not planned: sized on the first run */
             n_acc += pfvm_tensor_numel(t);
         }
+#ifdef PFVM_NO_THREADS
         if (!pfvm_kctx_scratch(k, sizeof(double) * (size_t)(n_acc ? n_acc : 1)))
+#else /* and the parts' state after them (pfvm__fz_run) */
+        if (!pfvm_kctx_scratch(k, (sizeof(double) * (size_t)(n_acc ? n_acc : 1) + 63) / 64 * 64 +
+                                      pfvm__fz_parts_bytes(p, k)))
+#endif
             return k->st ? k->st->code : PFVM_ERR_NOMEM;
     }
     return PFVM_OK;
