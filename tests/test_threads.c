@@ -404,6 +404,65 @@ out:
 }
 
 
+/* Transpose of 3 x 24 x 37 x 41 (perm 2 0 3 1): the copy walk cut over
+ * its outermost dim; every element where one thread puts it. */
+static void check_transpose(void)
+{
+    pfvm_status st;
+    pfvm_model *mod = pfvm_model_new(&st);
+    pfvm_graph *g = mod ? pfvm_graph_new(mod, NULL, "g", &st) : NULL;
+    pfvm_value *v[2];
+    pfvm_node *tr = NULL;
+    pfvm_exec *e = NULL;
+    pfvm_tensor *x = NULL;
+    int64_t dx[4] = {3, 24, 37, 41}, perm[4] = {2, 0, 3, 1}, i;
+    unsigned char *one = NULL;
+    size_t bytes = 0;
+    int threads, ok = g != NULL;
+    ok = ok && (v[0] = pfvm_graph_value(g, "x", &st)) && (v[1] = pfvm_graph_value(g, "y", &st));
+    ok = ok && !pfvm_model_set_opset(mod, "", 17, &st) && !pfvm_graph_add_input(g, v[0], &st);
+    ok = ok && (tr = pfvm_graph_add_node(g, "Transpose", "", "t", &v[0], 1, &v[1], 1, &st)) != NULL &&
+         !pfvm_node_set_attr_ints(tr, "perm", perm, 4, &st);
+    ok = ok && !pfvm_graph_add_output(g, v[1], &st) && (x = pfvm_tensor_new(PFVM_FLOAT, 4, dx, &st)) &&
+         (e = pfvm_exec_new(mod, NULL, &st));
+    if (!ok) {
+        CHECK_MSG(0, "transpose graph: %s", st.msg);
+        goto out;
+    }
+    for (i = 0; i < pfvm_tensor_numel(x); i++)
+        ((float *)x->data)[i] = (float)i;
+    for (threads = 1; threads <= 3; threads++) {
+        pfvm_parallel par;
+        const pfvm_tensor *c;
+        par.parallel_for = spawn_for;
+        par.user = &threads;
+        par.threads = threads;
+        pfvm_exec_set_parallel(e, threads > 1 ? &par : NULL);
+        hook_calls = 0;
+        if (pfvm_exec_bind(e, (const pfvm_tensor *const *)&x, 1, &st) || pfvm_exec_run(e, &st)) {
+            CHECK_MSG(0, "transpose graph, %d threads: %s", threads, st.msg);
+            break;
+        }
+        c = pfvm_exec_output(e, 0);
+        if (threads == 1) {
+            bytes = c->nbytes;
+            CHECK_MSG(((const float *)c->data)[1] == 37.0f * 41.0f, "transpose graph: y[0,0,0,1] is %g",
+                      ((const float *)c->data)[1]);
+            if ((one = (unsigned char *)malloc(bytes + 1)) != NULL)
+                memcpy(one, c->data, bytes);
+            continue;
+        }
+        CHECK_MSG(one && c->nbytes == bytes && !memcmp(one, c->data, bytes),
+                  "transpose graph: %d threads differ from 1", threads);
+        CHECK_MSG(hook_calls >= 1, "transpose graph, %d threads: %ld parallel-for calls", threads, hook_calls);
+    }
+out:
+    free(one);
+    pfvm_tensor_free(x);
+    pfvm_exec_free(e);
+    pfvm_model_free(mod);
+}
+
 int main(int argc, char **argv)
 {
     int i;
@@ -434,6 +493,7 @@ int main(int argc, char **argv)
         check_one_column(48, 1152); /* efficientnet_b0's last squeeze-excite products */
         check_one_column(1152, 48);
         check_one_column(28, 672);
+        check_transpose();
     }
     return CHECK_END();
 }
