@@ -21834,6 +21834,9 @@ typedef struct pfvm__fz_prog {
     int n_chunks;         /* runs of the block being filled (reductions) */
     int n_steps;          /* this run: kernel calls per block (a chain is one) */
     int64_t *chunk_at, *chunk_len, *chunk_off; /* PFVM_FUSE_BLOCK each; offs per sink */
+#ifndef PFVM_NO_THREADS
+    pfvm__fz_sink *walk_sinks; /* the sinks a walk folds into: `sinks`, or a part's copy (pfvm__fz_part) */
+#endif
     /* the last run's walk, reused while the shapes stay (pfvm__fz_same_shapes):
      * programs without reductions */
     int32_t *memo_sig;    /* (n_in + n_out) * PFVM__FZ_SIG_WORDS: each tensor's kind, type, rank, dims
@@ -22892,6 +22895,14 @@ static void pfvm__fz_exec_chain(pfvm__fz_prog *p, int i, int len)
 #endif
 }
 
+/* The sinks a walk folds into and moves along: a part of a walk cut over
+ * threads has copies of its own (their offsets), in the same order. */
+#ifdef PFVM_NO_THREADS
+#define PFVM__FZ_WSINKS(p) ((p)->sinks)
+#else
+#define PFVM__FZ_WSINKS(p) ((p)->walk_sinks)
+#endif
+
 /* Runs the instructions over the block, then folds the block's chunks
  * (runs of one row each) into the reductions. */
 static void pfvm__fz_exec_block(pfvm__fz_prog *p)
@@ -22917,7 +22928,7 @@ static void pfvm__fz_exec_block(pfvm__fz_prog *p)
         in->run(p->ptr[in->d], src, &in->p);
     }
     for (j = 0; j < ns; j++) {
-        const pfvm__fz_sink *k = &p->sinks[j];
+        const pfvm__fz_sink *k = &PFVM__FZ_WSINKS(p)[j];
         const float *v = p->ptr[k->src];
         for (c = 0; c < p->n_chunks; c++)
             k->r.accum(k->acc + p->chunk_off[(size_t)j * PFVM_FUSE_BLOCK + c], k->st[0], v + p->chunk_at[c],
@@ -22932,7 +22943,7 @@ static void pfvm__fz_chunk(pfvm__fz_prog *p, int64_t at, int64_t m, int64_t c)
 {
     int j, ns = (int)stbds_arrlen(p->sinks);
     for (j = 0; j < ns; j++)
-        p->chunk_off[(size_t)j * PFVM_FUSE_BLOCK + p->n_chunks] = p->sinks[j].off + c * p->sinks[j].st[0];
+        p->chunk_off[(size_t)j * PFVM_FUSE_BLOCK + p->n_chunks] = PFVM__FZ_WSINKS(p)[j].off + c * PFVM__FZ_WSINKS(p)[j].st[0];
     p->chunk_at[p->n_chunks] = at;
     p->chunk_len[p->n_chunks] = m;
     p->n_chunks++;
@@ -23070,7 +23081,7 @@ static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *
             if (p->in_reg[j] >= 0)
                 p->off[j] += idx[d] * p->st[(size_t)j * PFVM_MAX_RANK + d];
         for (j = 0; j < ns; j++)
-            p->sinks[j].off += idx[d] * sst[j][d];
+            PFVM__FZ_WSINKS(p)[j].off += idx[d] * sst[j][d];
     }
     for (pos = e0 - c0; pos < e1; pos += inner) {
         int64_t end = PFVM__FZ_CUT && e1 - pos < inner ? e1 - pos : inner;
@@ -23107,14 +23118,14 @@ static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *
                 if (p->in_reg[j] >= 0)
                     p->off[j] += p->st[(size_t)j * PFVM_MAX_RANK + d];
             for (j = 0; j < ns; j++)
-                p->sinks[j].off += sst[j][d];
+                PFVM__FZ_WSINKS(p)[j].off += sst[j][d];
             if (++idx[d] < D[d])
                 break;
             for (j = 0; j < p->n_ld; j++)
                 if (p->in_reg[j] >= 0)
                     p->off[j] -= p->st[(size_t)j * PFVM_MAX_RANK + d] * D[d];
             for (j = 0; j < ns; j++)
-                p->sinks[j].off -= sst[j][d] * D[d];
+                PFVM__FZ_WSINKS(p)[j].off -= sst[j][d] * D[d];
             idx[d] = 0;
         }
     }
@@ -23125,7 +23136,8 @@ static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *
 }
 
 #ifdef PFVM_NO_THREADS
-#define pfvm__fz_walk_split(p, k, r, D, inner, total) ((void)(p), (void)(k), 0)
+#define pfvm__fz_walk_split(p, k, r, D, sst, inner, total, mem) ((void)(p), (void)(k), 0)
+#define pfvm__fz_parts_bytes(p, k) ((void)(p), (void)(k), (size_t)0)
 #else
 /* Element-steps (positions x kernel calls per block) from which a walk is
  * cut over the threads: below, the region's cost (waking a worker, the
@@ -23140,29 +23152,76 @@ typedef struct pfvm__fz_par {
     pfvm_kctx *k;
     int r;
     const int64_t *D;
+    int64_t (*sst)[PFVM_MAX_RANK]; /* the reductions' strides over D */
     int64_t inner, total;
     char *mem;   /* parts 1..: their state, `per` bytes each, 64-byte aligned */
     size_t per;
     int parts;
-    int64_t blocks; /* of PFVM_FUSE_BLOCK positions, the last maybe partial */
+    int64_t unit;  /* cuts fall on multiples of it: PFVM_FUSE_BLOCK, or a reduction's group */
+    int64_t units; /* of `unit` positions, the last maybe partial */
 } pfvm__fz_par;
 
-/* Where part i starts (i = parts: the end), in whole blocks, so each
- * part's blocks are those one thread computes. Computed, not stored: an
- * array of cuts would sit in the run's frame (0.5 KB of a Cortex-M's
- * stack) in every build with the thread hook. */
+/* Where part i starts (i = parts: the end), in whole units: blocks, so
+ * each part's blocks are those one thread computes, or with reductions
+ * whole groups of positions that fold into accumulators of their own.
+ * Computed, not stored: an array of cuts would sit in the run's frame
+ * (0.5 KB of a Cortex-M's stack) in every build with the thread hook. */
 static int64_t pfvm__fz_cut(const pfvm__fz_par *a, int i)
 {
-    return i == a->parts ? a->total : a->blocks * i / a->parts * PFVM_FUSE_BLOCK;
+    return i == a->parts ? a->total : a->units * i / a->parts * a->unit;
+}
+
+/* With reductions: the positions of a group fold into accumulators no
+ * other group touches, so parts of whole groups fold each accumulator in
+ * the order one thread does (the same bits). A group is the walk's
+ * innermost dims that every reduction sums over (stride 0), where each
+ * reduction keeps every dim outside its own such dims (stride not 0):
+ * ReduceMean over H and W of N x C x H x W, a group H x W. 0: no such
+ * cut (a reduction over an outer dim, or over everything). */
+static int64_t pfvm__fz_sink_group(const pfvm__fz_prog *p, int r, const int64_t *D, int64_t (*sst)[PFVM_MAX_RANK])
+{
+    int ns = (int)stbds_arrlen(p->sinks), j, d, d0 = r;
+    int64_t g = 1;
+    for (j = 0; j < ns; j++) {
+        int z = r;
+        while (z > 0 && sst[j][z - 1] == 0)
+            z--;
+        for (d = 0; d < z; d++)
+            if (sst[j][d] == 0)
+                return 0;
+        d0 = z < d0 ? z : d0;
+    }
+    if (d0 == 0)
+        return 0;
+    for (d = d0; d < r; d++)
+        g *= D[d];
+    return g;
 }
 
 /* The bytes of a part's state (registers, pointers, offsets, chunks), a
  * multiple of 64. */
 static size_t pfvm__fz_part_bytes(const pfvm__fz_prog *p)
 {
+    size_t ns = (size_t)stbds_arrlen(p->sinks);
     size_t b = (size_t)(p->n_regs ? p->n_regs : 1) * PFVM_FUSE_BLOCK * sizeof(float) +
-               sizeof(float *) * (size_t)(p->n_regs + 1) + sizeof(int64_t) * ((size_t)p->n_in + 2 + 2 * PFVM_FUSE_BLOCK);
+               sizeof(float *) * (size_t)(p->n_regs + 1) +
+               sizeof(int64_t) * ((size_t)p->n_in + 2 + (2 + ns) * PFVM_FUSE_BLOCK) + sizeof(pfvm__fz_sink) * ns;
     return (b + 63) / 64 * 64;
+}
+
+/* Part i's state (i > 0) in a->mem, laid out as pfvm__fz_part_bytes
+ * counts: registers, pointers, offsets, chunks, the sinks' copies. */
+static void pfvm__fz_part_layout(const pfvm__fz_par *a, int i, pfvm__fz_prog *q)
+{
+    char *m = a->mem + a->per * (size_t)(i - 1);
+    size_t regs = (size_t)(q->n_regs ? q->n_regs : 1) * PFVM_FUSE_BLOCK * sizeof(float);
+    q->regs = (float *)m;
+    q->ptr = (float **)(m + regs);
+    q->off = (int64_t *)(q->ptr + q->n_regs + 1);
+    q->chunk_at = q->off + q->n_in + 2;
+    q->chunk_len = q->chunk_at + PFVM_FUSE_BLOCK;
+    q->chunk_off = q->chunk_len + PFVM_FUSE_BLOCK;
+    q->walk_sinks = (pfvm__fz_sink *)(q->chunk_off + PFVM_FUSE_BLOCK * stbds_arrlen(q->sinks));
 }
 
 static void pfvm__fz_part(void *ctx, int i)
@@ -23171,13 +23230,7 @@ static void pfvm__fz_part(void *ctx, int i)
     pfvm__fz_prog q = *a->p;
     int j;
     if (i > 0) {
-        char *m = a->mem + a->per * (size_t)(i - 1);
-        size_t regs = (size_t)(q.n_regs ? q.n_regs : 1) * PFVM_FUSE_BLOCK * sizeof(float);
-        q.regs = (float *)m;
-        q.ptr = (float **)(m + regs);
-        q.off = (int64_t *)(q.ptr + q.n_regs + 1);
-        q.chunk_at = q.off + q.n_in + 2;
-        q.chunk_len = q.chunk_at + PFVM_FUSE_BLOCK;
+        pfvm__fz_part_layout(a, i, &q); /* the sinks copied there by pfvm__fz_walk_split */
         for (j = 0; j < q.n_regs; j++)
             q.ptr[j] = q.regs + (size_t)j * PFVM_FUSE_BLOCK;
         for (j = 0; j < q.n_ld; j++) /* one-value inputs are loaded once per run */
@@ -23188,33 +23241,55 @@ static void pfvm__fz_part(void *ctx, int i)
     for (j = 0; j < q.n_ld; j++)
         q.off[j] = 0;
     q.n_chunks = 0;
-    pfvm__fz_walk(&q, a->k, a->r, a->D, NULL, a->inner, a->total, pfvm__fz_cut(a, i), pfvm__fz_cut(a, i + 1));
+    pfvm__fz_walk(&q, a->k, a->r, a->D, a->sst, a->inner, a->total, pfvm__fz_cut(a, i), pfvm__fz_cut(a, i + 1));
 }
 
-/* Cuts a walk without reductions over k's threads where its work pays
- * for it: 1 done, 0 not cut (the caller walks it whole), -1 no memory for
- * the parts (k->st says why). */
-static int pfvm__fz_walk_split(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *D, int64_t inner, int64_t total)
+/* The bytes of the parts' state of a walk cut over k's threads (64 to
+ * align them), 0 with one thread. */
+static size_t pfvm__fz_parts_bytes(const pfvm__fz_prog *p, pfvm_kctx *k)
+{
+    int parts = PFVM__KTHREADS(k) < PFVM__FZ_MAX_PARTS ? PFVM__KTHREADS(k) : PFVM__FZ_MAX_PARTS;
+    return parts > 1 ? pfvm__fz_part_bytes(p) * (size_t)(parts - 1) + 64 : 0;
+}
+
+/* Cuts a walk over k's threads where its work pays for it (with
+ * reductions: in whole groups, pfvm__fz_sink_group): 1 done, 0 not cut
+ * (the caller walks it whole), -1 no memory for the parts (k->st says
+ * why). mem: pfvm__fz_parts_bytes for the parts' state, or NULL to take
+ * the executor's workspace (the kernel's one buffer: a walk with
+ * reductions has its accumulators there, and the parts' state after). */
+static int pfvm__fz_walk_split(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *D,
+                               int64_t (*sst)[PFVM_MAX_RANK], int64_t inner, int64_t total, char *mem)
 {
     pfvm__fz_par a;
     int parts = PFVM__KTHREADS(k);
-    int64_t blocks;
-    if (parts <= 1 || stbds_arrlen(p->sinks) || (float)total * (float)(p->n_steps + 1) < (float)PFVM__FZ_PAR_MIN)
+    if (parts <= 1 || (float)total * (float)(p->n_steps + 1) < (float)PFVM__FZ_PAR_MIN)
         return 0;
     if (parts > PFVM__FZ_MAX_PARTS)
         parts = PFVM__FZ_MAX_PARTS;
-    blocks = (total + PFVM_FUSE_BLOCK - 1) / PFVM_FUSE_BLOCK;
-    if (parts > blocks)
-        parts = (int)blocks;
+    a.unit = stbds_arrlen(p->sinks) ? pfvm__fz_sink_group(p, r, D, sst) : PFVM_FUSE_BLOCK;
+    if (a.unit <= 0)
+        return 0;
+    a.units = (total + a.unit - 1) / a.unit;
+    if (parts > a.units)
+        parts = (int)a.units;
     if (parts <= 1)
         return 0;
     a.per = pfvm__fz_part_bytes(p);
-    a.mem = (char *)pfvm_kctx_scratch(k, a.per * (size_t)(parts - 1) + 64);
+    a.mem = mem ? mem : (char *)pfvm_kctx_scratch(k, a.per * (size_t)(parts - 1) + 64);
     if (!a.mem)
         return -1; /* k->st says why */
     a.mem += (64 - (size_t)((uintptr_t)a.mem % 64)) % 64;
-    a.p = p, a.k = k, a.r = r, a.D = D, a.inner = inner, a.total = total;
-    a.parts = parts, a.blocks = blocks;
+    a.p = p, a.k = k, a.r = r, a.D = D, a.sst = sst, a.inner = inner, a.total = total;
+    a.parts = parts;
+    if (stbds_arrlen(p->sinks)) { /* each part moves offsets of its own, from 0 (set by pfvm__fz_run) */
+        pfvm__fz_prog q = *p;
+        int i;
+        for (i = 1; i < parts; i++) {
+            pfvm__fz_part_layout(&a, i, &q);
+            memcpy(q.walk_sinks, p->sinks, sizeof(pfvm__fz_sink) * (size_t)stbds_arrlen(p->sinks));
+        }
+    }
     pfvm_kctx_parallel(k, parts, pfvm__fz_part, &a);
     return 1;
 }
@@ -23584,7 +23659,7 @@ static pfvm_code pfvm__fz_run_memo(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback
     }
     pfvm__fz_load_fixed(p);
     p->n_chunks = 0;
-    j = pfvm__fz_walk_split(p, k, p->memo_r, p->memo_D, p->memo_inner, p->memo_total);
+    j = pfvm__fz_walk_split(p, k, p->memo_r, p->memo_D, NULL, p->memo_inner, p->memo_total, NULL);
     if (j < 0)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
     if (!j)
@@ -23598,6 +23673,9 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
     int64_t sst[PFVM_MAX_RANK][PFVM_MAX_RANK];
     int ns = (int)stbds_arrlen(p->sinks), rank = -1, r = 0, i, j, d, same;
     double *acc;
+#ifndef PFVM_NO_THREADS
+    size_t acc_bytes;
+#endif
     *fallback = 1;
     if (k->n_in != p->n_in || k->n_out != p->n_out || ns > PFVM_MAX_RANK)
         return PFVM_OK;
@@ -23730,7 +23808,14 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
         p->sinks[j].n_acc = pfvm_tensor_numel(k->out[p->sinks[j].out]);
         n_acc += p->sinks[j].n_acc;
     }
+#ifdef PFVM_NO_THREADS
     acc = ns ? (double *)pfvm_kctx_scratch(k, sizeof(double) * (size_t)(n_acc ? n_acc : 1)) : NULL;
+#else
+    /* the workspace is one buffer: the parts' state of a walk cut over the
+     * threads (pfvm__fz_walk_split) after the accumulators */
+    acc_bytes = (sizeof(double) * (size_t)(n_acc ? n_acc : 1) + 63) / 64 * 64;
+    acc = ns ? (double *)pfvm_kctx_scratch(k, acc_bytes + pfvm__fz_parts_bytes(p, k)) : NULL;
+#endif
     if (ns && !acc)
         return k->st ? k->st->code : PFVM_ERR_NOMEM;
     for (j = 0; j < ns; j++) {
@@ -23810,7 +23895,10 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             return PFVM_OK;
         pfvm__fz_load_fixed(p);
         p->n_chunks = 0;
-        j = pfvm__fz_walk_split(p, k, r, D, inner, total);
+#ifndef PFVM_NO_THREADS
+        p->walk_sinks = p->sinks;
+#endif
+        j = pfvm__fz_walk_split(p, k, r, D, sst, inner, total, ns ? (char *)p->sinks[0].acc + acc_bytes : NULL);
         if (j < 0)
             return k->st ? k->st->code : PFVM_ERR_NOMEM;
         if (!j)
@@ -24053,7 +24141,12 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
                 return PFVM_OK; /* not planned: sized on the first run */
             n_acc += pfvm_tensor_numel(t);
         }
+#ifdef PFVM_NO_THREADS
         if (!pfvm_kctx_scratch(k, sizeof(double) * (size_t)(n_acc ? n_acc : 1)))
+#else /* and the parts' state after them (pfvm__fz_run) */
+        if (!pfvm_kctx_scratch(k, (sizeof(double) * (size_t)(n_acc ? n_acc : 1) + 63) / 64 * 64 +
+                                      pfvm__fz_parts_bytes(p, k)))
+#endif
             return k->st ? k->st->code : PFVM_ERR_NOMEM;
     }
     return PFVM_OK;
@@ -28225,6 +28318,18 @@ static float pfvm__la_balance(int64_t n, int64_t unit, int parts)
     return (float)(most < n ? most : n) * (float)parts / (float)n; /* float: no soft double on Cortex-M */
 }
 
+/* The multiply-adds the product's kernels compute: the tiles' (rows and
+ * columns rounded up to the kernel's mr x nr: a one-column product, such
+ * as a squeeze-excite 1x1 Conv on a 1x1 plane, computes nr columns and
+ * packs B that wide), or m x n x k where B is read in place (the
+ * matrix-vector loops, pfvm__la_direct). */
+static float pfvm__la_work(const pfvm__la_par *p)
+{
+    if (p->reads_b)
+        return (float)p->m * (float)p->n * (float)p->k;
+    return (float)pfvm__la_round(p->m, p->kn->mr) * (float)pfvm__la_round(p->n, p->kn->nr) * (float)p->k;
+}
+
 /* Splits the product into k's threads where it pays (1: run it whole):
  * by columns in widths of the kernel (no packing repeated with Conv's
  * packed weights), by rows in kernel heights where columns are too few
@@ -28233,8 +28338,7 @@ static float pfvm__la_balance(int64_t n, int64_t unit, int parts)
 static int pfvm__la_split(pfvm__la_par *p, int threads)
 {
     int64_t mr = p->kn->mr, nr = p->kn->nr;
-    if (threads <= 1 || (float)p->m * (float)p->n * (float)p->k < (float)PFVM__LA_PAR_MIN ||
-        (!p->reads_b && !p->ws))
+    if (threads <= 1 || pfvm__la_work(p) < (float)PFVM__LA_PAR_MIN || (!p->reads_b && !p->ws))
         return 1; /* blocks on the stack: no workspace to give each part */
     p->by_rows = !p->reads_b && p->ws &&
                  pfvm__la_balance(p->m, mr, threads) + 0.1f < pfvm__la_balance(p->n, nr, threads);
@@ -43649,6 +43753,71 @@ static void pfvm__tn_copy_run(pfvm_tensor *dst, int64_t di, const pfvm_tensor *s
     }
 }
 
+#ifdef PFVM_NO_THREADS
+#define pfvm__tn_walk_split(k, dst, o, src, w, count) ((void)(k), 0)
+#else
+/* Copy walks (Transpose, Slice, SpaceToDepth, ...) cut over the threads
+ * from this many elements: part i copies the outermost dim's indices
+ * [dims0*i/parts, dims0*(i+1)/parts), the rest of the walk whole. */
+#define PFVM__TN_WALK_PAR_MIN 32768
+typedef struct pfvm__tn_wpar {
+    pfvm_tensor *dst;
+    const pfvm_tensor *src;
+    const pfvm_tn_walk *w;
+    int64_t o, inner; /* where the copy starts in dst; elements per index of the outermost dim */
+    int parts;
+} pfvm__tn_wpar;
+
+static void pfvm__tn_walk_part(void *ctx, int i)
+{
+    const pfvm__tn_wpar *a = (const pfvm__tn_wpar *)ctx;
+    const pfvm_tn_walk *w = a->w;
+    int64_t i0 = w->dims[0] * i / a->parts, i1 = w->dims[0] * (i + 1) / a->parts, idx[PFVM_TN_WALK_MAX] = {0};
+    int64_t o = a->o + i0 * a->inner, so = w->off + i0 * w->stride[0], n;
+    int r = w->rank, d;
+    if (i0 >= i1)
+        return;
+    if (r == 1) { /* one run: its share */
+        pfvm__tn_copy_run(a->dst, o, a->src, so, i1 - i0, w->stride[0]);
+        return;
+    }
+    for (n = i0; n < i1;) { /* the rows of indices i0..i1 of dim 0, as pfvm_tn_copy_walk walks them */
+        pfvm__tn_copy_run(a->dst, o, a->src, so, w->dims[r - 1], w->stride[r - 1]);
+        o += w->dims[r - 1];
+        for (d = r - 2; d >= 0; d--) {
+            so += w->stride[d];
+            if (d == 0 || ++idx[d] < w->dims[d])
+                break;
+            so -= w->stride[d] * w->dims[d];
+            idx[d] = 0;
+        }
+        if (d <= 0)
+            n++;
+    }
+}
+
+/* 1 when the copy ran cut over k's threads, 0 when the caller runs it:
+ * fixed-size elements (strings allocate), count of PFVM__TN_WALK_PAR_MIN
+ * and more, and no overlap of the tensors (in place: the order matters). */
+static int pfvm__tn_walk_split(pfvm_kctx *k, pfvm_tensor *dst, int64_t o, const pfvm_tensor *src,
+                               const pfvm_tn_walk *w, int64_t count)
+{
+    pfvm__tn_wpar a;
+    int threads = PFVM__KTHREADS(k);
+    size_t es = pfvm_dtype_size(src->dtype);
+    const char *d0 = (const char *)dst->data, *s0 = (const char *)src->data;
+    if (threads <= 1 || count < PFVM__TN_WALK_PAR_MIN || src->dtype == PFVM_STRING || w->dims[0] < 2 || !d0 ||
+        !s0 || (d0 < s0 + (size_t)pfvm_tensor_numel(src) * es && s0 < d0 + (size_t)pfvm_tensor_numel(dst) * es))
+        return 0;
+    a.dst = dst, a.src = src, a.w = w, a.o = o, a.inner = count / w->dims[0];
+    a.parts = threads < 64 ? threads : 64;
+    if (a.parts > w->dims[0])
+        a.parts = (int)w->dims[0];
+    pfvm_kctx_parallel(k, a.parts, pfvm__tn_walk_part, &a);
+    return 1;
+}
+#endif
+
 PFVM_INTERNAL pfvm_code pfvm_tn_copy_walk(pfvm_kctx *k, pfvm_tensor *dst, int64_t dst_off, const pfvm_tensor *src,
                                           const pfvm_tn_walk *walk)
 {
@@ -43670,6 +43839,8 @@ PFVM_INTERNAL pfvm_code pfvm_tn_copy_walk(pfvm_kctx *k, pfvm_tensor *dst, int64_
         pfvm_tn_copy(dst, o, src, w.off, 1);
         return PFVM_OK;
     }
+    if (pfvm__tn_walk_split(k, dst, o, src, &w, count))
+        return PFVM_OK;
     r = w.rank;
     so = w.off;
     for (;;) {

@@ -308,10 +308,31 @@ out:
     pfvm_model_free(mod);
 }
 
-/* A depthwise Conv (and its Clip) over 2 x 37 planes of 29 x 31, stride
+static void check_conv(const char *what, const int64_t *dx, const int64_t *dw, int64_t group, int stride);
+
+/* A depthwise Conv (and its Relu) over 2 x 37 planes of 29 x 31, stride
  * `stride`: the split cuts the planes in groups of the four-plane loops,
  * across the batch; every plane must hold the bits one thread gives. */
 static void check_depthwise(int stride)
+{
+    int64_t dx[4] = {2, 37, 29, 31}, dw[4] = {37, 1, 3, 3};
+    check_conv("depthwise", dx, dw, 37, stride);
+}
+
+/* A squeeze-excite 1x1 Conv (and its Relu) on a 1x1 plane: one column,
+ * split by rows since the tiles compute a kernel width of columns (the
+ * product's work counts them). */
+static void check_one_column(int64_t m, int64_t c)
+{
+    int64_t dx[4] = {1, 0, 1, 1}, dw[4] = {0, 0, 1, 1};
+    dx[1] = dw[1] = c;
+    dw[0] = m;
+    check_conv("one-column 1x1", dx, dw, 1, 1);
+}
+
+/* Conv (x dims dx, weights dw, `group` groups, pads 1 for a 3x3 window)
+ * + Relu at 1, 2 and 3 threads: the bits of one thread, and split. */
+static void check_conv(const char *what, const int64_t *dx, const int64_t *dw, int64_t group, int stride)
 {
     pfvm_status st;
     pfvm_model *mod = pfvm_model_new(&st);
@@ -320,12 +341,15 @@ static void check_depthwise(int stride)
     pfvm_node *conv = NULL;
     pfvm_exec *e = NULL;
     pfvm_tensor *in[3] = {NULL, NULL, NULL};
-    int64_t dx[4] = {2, 37, 29, 31}, dw[4] = {37, 1, 3, 3}, db[1] = {37}, pads[4] = {1, 1, 1, 1}, strides[2], i;
+    int64_t db[1], pads[4] = {1, 1, 1, 1}, strides[2], i;
     const char *names[5] = {"x", "w", "b", "y", "z"};
     unsigned char *one = NULL;
     size_t bytes = 0;
     int threads, j, ok = g != NULL;
     strides[0] = strides[1] = stride;
+    db[0] = dw[0];
+    for (j = 0; j < 4; j++)
+        pads[j] = dw[2] / 2;
     for (j = 0; j < 5 && ok; j++)
         ok = (v[j] = pfvm_graph_value(g, names[j], &st)) != NULL;
     ok = ok && !pfvm_model_set_opset(mod, "", 17, &st);
@@ -333,7 +357,7 @@ static void check_depthwise(int stride)
         ok = !pfvm_graph_add_input(g, v[j], &st);
     io[0] = v[0], io[1] = v[1], io[2] = v[2];
     ok = ok && (conv = pfvm_graph_add_node(g, "Conv", "", "dw", io, 3, &v[3], 1, &st)) != NULL &&
-         !pfvm_node_set_attr_int(conv, "group", 37, &st) && !pfvm_node_set_attr_ints(conv, "pads", pads, 4, &st) &&
+         !pfvm_node_set_attr_int(conv, "group", group, &st) && !pfvm_node_set_attr_ints(conv, "pads", pads, 4, &st) &&
          !pfvm_node_set_attr_ints(conv, "strides", strides, 2, &st);
     ok = ok && pfvm_graph_add_node(g, "Relu", "", "relu", &v[3], 1, &v[4], 1, &st);
     ok = ok && !pfvm_graph_add_output(g, v[4], &st);
@@ -341,7 +365,7 @@ static void check_depthwise(int stride)
          (in[2] = pfvm_tensor_new(PFVM_FLOAT, 1, db, &st));
     ok = ok && !pfvm_optimize(mod, NULL, NULL, &st) && (e = pfvm_exec_new(mod, NULL, &st));
     if (!ok) {
-        CHECK_MSG(0, "depthwise graph (stride %d): %s", stride, st.msg);
+        CHECK_MSG(0, "%s graph (stride %d): %s", what, stride, st.msg);
         goto out;
     }
     for (j = 0; j < 3; j++)
@@ -356,7 +380,7 @@ static void check_depthwise(int stride)
         pfvm_exec_set_parallel(e, threads > 1 ? &par : NULL);
         hook_calls = 0;
         if (pfvm_exec_bind(e, (const pfvm_tensor *const *)in, 3, &st) || pfvm_exec_run(e, &st)) {
-            CHECK_MSG(0, "depthwise graph (stride %d), %d threads: %s", stride, threads, st.msg);
+            CHECK_MSG(0, "%s graph (stride %d), %d threads: %s", what, stride, threads, st.msg);
             break;
         }
         c = pfvm_exec_output(e, 0);
@@ -367,14 +391,74 @@ static void check_depthwise(int stride)
             continue;
         }
         CHECK_MSG(one && c->nbytes == bytes && !memcmp(one, c->data, bytes),
-                  "depthwise graph (stride %d): %d threads differ from 1", stride, threads);
-        CHECK_MSG(hook_calls >= 1, "depthwise graph (stride %d), %d threads: %ld parallel-for calls", stride, threads,
+                  "%s graph (stride %d): %d threads differ from 1", what, stride, threads);
+        CHECK_MSG(hook_calls >= 1, "%s graph (stride %d), %d threads: %ld parallel-for calls", what, stride, threads,
                   hook_calls);
     }
 out:
     free(one);
     for (j = 0; j < 3; j++)
         pfvm_tensor_free(in[j]);
+    pfvm_exec_free(e);
+    pfvm_model_free(mod);
+}
+
+
+/* Transpose of 3 x 24 x 37 x 41 (perm 2 0 3 1): the copy walk cut over
+ * its outermost dim; every element where one thread puts it. */
+static void check_transpose(void)
+{
+    pfvm_status st;
+    pfvm_model *mod = pfvm_model_new(&st);
+    pfvm_graph *g = mod ? pfvm_graph_new(mod, NULL, "g", &st) : NULL;
+    pfvm_value *v[2];
+    pfvm_node *tr = NULL;
+    pfvm_exec *e = NULL;
+    pfvm_tensor *x = NULL;
+    int64_t dx[4] = {3, 24, 37, 41}, perm[4] = {2, 0, 3, 1}, i;
+    unsigned char *one = NULL;
+    size_t bytes = 0;
+    int threads, ok = g != NULL;
+    ok = ok && (v[0] = pfvm_graph_value(g, "x", &st)) && (v[1] = pfvm_graph_value(g, "y", &st));
+    ok = ok && !pfvm_model_set_opset(mod, "", 17, &st) && !pfvm_graph_add_input(g, v[0], &st);
+    ok = ok && (tr = pfvm_graph_add_node(g, "Transpose", "", "t", &v[0], 1, &v[1], 1, &st)) != NULL &&
+         !pfvm_node_set_attr_ints(tr, "perm", perm, 4, &st);
+    ok = ok && !pfvm_graph_add_output(g, v[1], &st) && (x = pfvm_tensor_new(PFVM_FLOAT, 4, dx, &st)) &&
+         (e = pfvm_exec_new(mod, NULL, &st));
+    if (!ok) {
+        CHECK_MSG(0, "transpose graph: %s", st.msg);
+        goto out;
+    }
+    for (i = 0; i < pfvm_tensor_numel(x); i++)
+        ((float *)x->data)[i] = (float)i;
+    for (threads = 1; threads <= 3; threads++) {
+        pfvm_parallel par;
+        const pfvm_tensor *c;
+        par.parallel_for = spawn_for;
+        par.user = &threads;
+        par.threads = threads;
+        pfvm_exec_set_parallel(e, threads > 1 ? &par : NULL);
+        hook_calls = 0;
+        if (pfvm_exec_bind(e, (const pfvm_tensor *const *)&x, 1, &st) || pfvm_exec_run(e, &st)) {
+            CHECK_MSG(0, "transpose graph, %d threads: %s", threads, st.msg);
+            break;
+        }
+        c = pfvm_exec_output(e, 0);
+        if (threads == 1) {
+            bytes = c->nbytes;
+            CHECK_MSG(((const float *)c->data)[1] == 37.0f * 41.0f, "transpose graph: y[0,0,0,1] is %g",
+                      ((const float *)c->data)[1]);
+            if ((one = (unsigned char *)malloc(bytes + 1)) != NULL)
+                memcpy(one, c->data, bytes);
+            continue;
+        }
+        CHECK_MSG(one && c->nbytes == bytes && !memcmp(one, c->data, bytes),
+                  "transpose graph: %d threads differ from 1", threads);
+        CHECK_MSG(hook_calls >= 1, "transpose graph, %d threads: %ld parallel-for calls", threads, hook_calls);
+    }
+out:
+    free(one);
+    pfvm_tensor_free(x);
     pfvm_exec_free(e);
     pfvm_model_free(mod);
 }
@@ -391,6 +475,7 @@ int main(int argc, char **argv)
         check_model("tests/models/mobilenet_v2", 1);
         check_model("tests/models/resnet18", 1);
         check_model("tests/models/squeezenet1_1", 1);
+        check_model("tests/models/relu_mean", 1); /* a walk with reductions, cut in groups of H x W */
         check_model("tests/models/dscnn", 1);
         check_model("tests/models/mlp_mnist", 0);
         check_model("tests/models/mlp", 0);
@@ -405,6 +490,10 @@ int main(int argc, char **argv)
         check_elementwise(1);
         check_depthwise(1);
         check_depthwise(2);
+        check_one_column(48, 1152); /* efficientnet_b0's last squeeze-excite products */
+        check_one_column(1152, 48);
+        check_one_column(28, 672);
+        check_transpose();
     }
     return CHECK_END();
 }

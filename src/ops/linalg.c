@@ -1862,6 +1862,18 @@ static float pfvm__la_balance(int64_t n, int64_t unit, int parts)
     return (float)(most < n ? most : n) * (float)parts / (float)n; /* float: no soft double on Cortex-M */
 }
 
+/* The multiply-adds the product's kernels compute: the tiles' (rows and
+ * columns rounded up to the kernel's mr x nr: a one-column product, such
+ * as a squeeze-excite 1x1 Conv on a 1x1 plane, computes nr columns and
+ * packs B that wide), or m x n x k where B is read in place (the
+ * matrix-vector loops, pfvm__la_direct). */
+static float pfvm__la_work(const pfvm__la_par *p)
+{
+    if (p->reads_b)
+        return (float)p->m * (float)p->n * (float)p->k;
+    return (float)pfvm__la_round(p->m, p->kn->mr) * (float)pfvm__la_round(p->n, p->kn->nr) * (float)p->k;
+}
+
 /* Splits the product into k's threads where it pays (1: run it whole):
  * by columns in widths of the kernel (no packing repeated with Conv's
  * packed weights), by rows in kernel heights where columns are too few
@@ -1870,8 +1882,7 @@ static float pfvm__la_balance(int64_t n, int64_t unit, int parts)
 static int pfvm__la_split(pfvm__la_par *p, int threads)
 {
     int64_t mr = p->kn->mr, nr = p->kn->nr;
-    if (threads <= 1 || (float)p->m * (float)p->n * (float)p->k < (float)PFVM__LA_PAR_MIN ||
-        (!p->reads_b && !p->ws))
+    if (threads <= 1 || pfvm__la_work(p) < (float)PFVM__LA_PAR_MIN || (!p->reads_b && !p->ws))
         return 1; /* blocks on the stack: no workspace to give each part */
     p->by_rows = !p->reads_b && p->ws &&
                  pfvm__la_balance(p->m, mr, threads) + 0.1f < pfvm__la_balance(p->n, nr, threads);

@@ -198,6 +198,71 @@ static void pfvm__tn_copy_run(pfvm_tensor *dst, int64_t di, const pfvm_tensor *s
     }
 }
 
+#ifdef PFVM_NO_THREADS
+#define pfvm__tn_walk_split(k, dst, o, src, w, count) ((void)(k), 0)
+#else
+/* Copy walks (Transpose, Slice, SpaceToDepth, ...) cut over the threads
+ * from this many elements: part i copies the outermost dim's indices
+ * [dims0*i/parts, dims0*(i+1)/parts), the rest of the walk whole. */
+#define PFVM__TN_WALK_PAR_MIN 32768
+typedef struct pfvm__tn_wpar {
+    pfvm_tensor *dst;
+    const pfvm_tensor *src;
+    const pfvm_tn_walk *w;
+    int64_t o, inner; /* where the copy starts in dst; elements per index of the outermost dim */
+    int parts;
+} pfvm__tn_wpar;
+
+static void pfvm__tn_walk_part(void *ctx, int i)
+{
+    const pfvm__tn_wpar *a = (const pfvm__tn_wpar *)ctx;
+    const pfvm_tn_walk *w = a->w;
+    int64_t i0 = w->dims[0] * i / a->parts, i1 = w->dims[0] * (i + 1) / a->parts, idx[PFVM_TN_WALK_MAX] = {0};
+    int64_t o = a->o + i0 * a->inner, so = w->off + i0 * w->stride[0], n;
+    int r = w->rank, d;
+    if (i0 >= i1)
+        return;
+    if (r == 1) { /* one run: its share */
+        pfvm__tn_copy_run(a->dst, o, a->src, so, i1 - i0, w->stride[0]);
+        return;
+    }
+    for (n = i0; n < i1;) { /* the rows of indices i0..i1 of dim 0, as pfvm_tn_copy_walk walks them */
+        pfvm__tn_copy_run(a->dst, o, a->src, so, w->dims[r - 1], w->stride[r - 1]);
+        o += w->dims[r - 1];
+        for (d = r - 2; d >= 0; d--) {
+            so += w->stride[d];
+            if (d == 0 || ++idx[d] < w->dims[d])
+                break;
+            so -= w->stride[d] * w->dims[d];
+            idx[d] = 0;
+        }
+        if (d <= 0)
+            n++;
+    }
+}
+
+/* 1 when the copy ran cut over k's threads, 0 when the caller runs it:
+ * fixed-size elements (strings allocate), count of PFVM__TN_WALK_PAR_MIN
+ * and more, and no overlap of the tensors (in place: the order matters). */
+static int pfvm__tn_walk_split(pfvm_kctx *k, pfvm_tensor *dst, int64_t o, const pfvm_tensor *src,
+                               const pfvm_tn_walk *w, int64_t count)
+{
+    pfvm__tn_wpar a;
+    int threads = PFVM__KTHREADS(k);
+    size_t es = pfvm_dtype_size(src->dtype);
+    const char *d0 = (const char *)dst->data, *s0 = (const char *)src->data;
+    if (threads <= 1 || count < PFVM__TN_WALK_PAR_MIN || src->dtype == PFVM_STRING || w->dims[0] < 2 || !d0 ||
+        !s0 || (d0 < s0 + (size_t)pfvm_tensor_numel(src) * es && s0 < d0 + (size_t)pfvm_tensor_numel(dst) * es))
+        return 0;
+    a.dst = dst, a.src = src, a.w = w, a.o = o, a.inner = count / w->dims[0];
+    a.parts = threads < 64 ? threads : 64;
+    if (a.parts > w->dims[0])
+        a.parts = (int)w->dims[0];
+    pfvm_kctx_parallel(k, a.parts, pfvm__tn_walk_part, &a);
+    return 1;
+}
+#endif
+
 PFVM_INTERNAL pfvm_code pfvm_tn_copy_walk(pfvm_kctx *k, pfvm_tensor *dst, int64_t dst_off, const pfvm_tensor *src,
                                           const pfvm_tn_walk *walk)
 {
@@ -219,6 +284,8 @@ PFVM_INTERNAL pfvm_code pfvm_tn_copy_walk(pfvm_kctx *k, pfvm_tensor *dst, int64_
         pfvm_tn_copy(dst, o, src, w.off, 1);
         return PFVM_OK;
     }
+    if (pfvm__tn_walk_split(k, dst, o, src, &w, count))
+        return PFVM_OK;
     r = w.rank;
     so = w.off;
     for (;;) {
