@@ -2377,17 +2377,25 @@ PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64
     {
         float *xp = ws;
         ptrdiff_t *off = (ptrdiff_t *)(void *)(ws + (((size_t)cv->cin * plane + 7) & ~(size_t)7));
-        int64_t y, x;
+        int64_t y;
         p.bufs = (float *)(void *)(off + p.k);
-        for (ci = 0; ci < cv->cin; ci++) { /* the zeros the window reads outside the input */
+        /* the input's rows inside the padded plane, the zeros the window
+         * reads outside it around them: columns [x0, x1) of a padded row
+         * are the input's columns [x0 - pl, x1 - pl) */
+        int64_t x0 = cv->pl < pw ? cv->pl : pw, x1 = cv->pl + cv->w < pw ? cv->pl + cv->w : pw;
+        for (ci = 0; ci < cv->cin; ci++) {
             const float *src = cv->x + ci * cv->h * cv->w;
             float *dst = xp + ci * (int64_t)plane;
-            for (y = 0; y < ph; y++) {
+            for (y = 0; y < ph; y++, dst += pw) {
                 int64_t iy = y - cv->pt;
-                for (x = 0; x < pw; x++) {
-                    int64_t ix = x - cv->pl;
-                    dst[y * pw + x] = iy >= 0 && iy < cv->h && ix >= 0 && ix < cv->w ? src[iy * cv->w + ix] : 0.0f;
+                if (iy < 0 || iy >= cv->h || x1 <= x0) {
+                    memset(dst, 0, sizeof(float) * (size_t)pw);
+                    continue;
                 }
+                memset(dst, 0, sizeof(float) * (size_t)x0);
+                memcpy(dst + x0, src + iy * cv->w, sizeof(float) * (size_t)(x1 - x0));
+                if (x1 < pw)
+                    memset(dst + x1, 0, sizeof(float) * (size_t)(pw - x1));
             }
         }
         for (ci = 0; ci < cv->cin; ci++) /* step ci * taps + t: the weights' order */

@@ -2093,11 +2093,15 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
 #ifndef PFVM__NN_LANES_PLANE_MAX
 #define PFVM__NN_LANES_PLANE_MAX 196
 #endif
+#ifndef PFVM__NN_LANES_S2_MAX
+#define PFVM__NN_LANES_S2_MAX 196
+#endif
 static int pfvm__nn_lanes_pays(const pfvm__nn_2d *d, int64_t group, int64_t mg)
 {
+    int64_t plane = (int64_t)d->OH * d->OW;
     return group == 1 && mg % PFVM_LA_LANES_M == 0 && d->OW % 7 == 0 && d->OW >= 7 &&
-           (int64_t)d->OH * d->OW <= PFVM__NN_LANES_PLANE_MAX && d->SH == d->SW && (d->SH == 1 || d->SH == 2) &&
-           pfvm__have_avx512();
+           plane <= (d->SH == 1 ? PFVM__NN_LANES_PLANE_MAX : PFVM__NN_LANES_S2_MAX) && d->SH == d->SW &&
+           (d->SH == 1 || d->SH == 2) && pfvm__have_avx512();
 }
 
 /* pfvm__nn_lanes_pays at bind, from the input's dims and the node's window. */
