@@ -2089,7 +2089,8 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
  * a multiple of 64 output channels, stride 1 or 2, an output width that
  * is a multiple of 7 and a small plane, where the engine's 32-position
  * tiles waste most (a 7x7 plane: 64 computed for 49; 14x14: 224 for
- * 196). Measured: bench/speed.md, round 14. */
+ * 196), but not 1x1 windows at stride 1. Measured: bench/speed.md,
+ * round 14. */
 #ifndef PFVM__NN_LANES_PLANE_MAX
 #define PFVM__NN_LANES_PLANE_MAX 196
 #endif
@@ -2099,6 +2100,8 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
 static int pfvm__nn_lanes_pays(const pfvm__nn_2d *d, int64_t group, int64_t mg)
 {
     int64_t plane = (int64_t)d->OH * d->OW;
+    if (d->KH * d->KW == 1 && d->SH == 1)
+        return 0; /* 1x1 stride 1: the engine reads B in place (lanes: 5% more CPU time on mobilenet_v2) */
     return group == 1 && mg % PFVM_LA_LANES_M == 0 && d->OW % 7 == 0 && d->OW >= 7 &&
            plane <= (d->SH == 1 ? PFVM__NN_LANES_PLANE_MAX : PFVM__NN_LANES_S2_MAX) && d->SH == d->SW &&
            (d->SH == 1 || d->SH == 2) && pfvm__have_avx512();
