@@ -3937,9 +3937,31 @@ typedef struct pfvm_la_conv {
     const float *x;
     int64_t cin, h, w, oh;
     int kh, kw, dh, dw, pt, pl;
+    int sh, sw;  /* strides (pfvm_la_conv_lanes; pfvm_la_conv_s1 reads neither) */
+    int64_t ow;  /* the output's width (pfvm_la_conv_lanes) */
 } pfvm_la_conv;
 PFVM_INTERNAL int pfvm_la_conv_s1(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t m, const float *apacked, float *c,
                                   const pfvm_la_epi *e);
+/* A convolution on a small plane with output channels in the vector
+ * lanes: tiles of PFVM_LA_LANES_M output channels x 7 output positions of
+ * one output row (no column wasted where the output's width is a multiple
+ * of 7, as resnet's 14x14 and 7x7 planes, which fill 32-position tiles
+ * to 224 and 64), the input copied once into a zero-padded plane per
+ * channel, stride 1 or 2, any window. wl: the weights packed by
+ * pfvm_la_pack_lanes. Each entry's products are summed by fma in chunks
+ * of PFVM_LA_KC in order and added to the bias, with the epilogue e
+ * (required) as the engine's: the engine's bits. Splits over k's threads
+ * by blocks of output channels. Returns 0 (and does nothing) where it
+ * does not apply (m not a multiple of PFVM_LA_LANES_M, the output's width
+ * not a multiple of 7, other strides, no AVX-512): then the caller runs
+ * the engine. AVX-512 hosts only (PFVM__LA_CONV_S1). */
+#define PFVM_LA_LANES_M 64
+PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t m, const float *wl, float *c,
+                                     const pfvm_la_epi *e);
+/* The m x k weights a (row-major) packed for pfvm_la_conv_lanes into dst
+ * (m * k floats; m a multiple of PFVM_LA_LANES_M): blocks of
+ * PFVM_LA_LANES_M rows, each as k columns of PFVM_LA_LANES_M. */
+PFVM_INTERNAL void pfvm_la_pack_lanes(int64_t m, int64_t k, const float *a, float *dst);
 #endif
 
 /* ---- tensor.c: element copies, the strided walk, index checks ---- */
@@ -28681,6 +28703,235 @@ PFVM_INTERNAL int pfvm_la_conv_s1(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t 
     pfvm__la_cv_rect(&p, pfvm__la_whole(m, p.n));
     return 1;
 }
+
+/* ---- pfvm_la_conv_lanes: output channels in the lanes ----
+ *
+ * A tile is 64 output channels (four vectors) x 7 output positions of one
+ * output row (7 broadcasts of the padded input): 28 accumulators, four
+ * weight loads and seven broadcasts per step of K for 28 fmas. The
+ * positions are the output row's, so a plane whose width is a multiple
+ * of 7 computes no lane it does not store (a 7x7 plane fills two
+ * 32-position tiles of the engine to 64 for 49). */
+#define PFVM__LA_LN_R 7
+#define PFVM__LA_LN_TILE (PFVM__LA_LN_R * PFVM_LA_LANES_M)
+
+static const float pfvm__la_ln_zero[PFVM_LA_LANES_M] = {0.0f};
+
+#define PFVM__LA_LN_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6)
+#define PFVM__LA_LN_DECL(r) __m512 a##r##0, a##r##1, a##r##2, a##r##3;
+#define PFVM__LA_LN_ZERO(r) a##r##0 = a##r##1 = a##r##2 = a##r##3 = _mm512_setzero_ps();
+#define PFVM__LA_LN_STEP(r, SW)                                   \
+    {                                                             \
+        const __m512 xv = _mm512_set1_ps(xs[(r) * (SW)]);         \
+        a##r##0 = _mm512_fmadd_ps(w0, xv, a##r##0);               \
+        a##r##1 = _mm512_fmadd_ps(w1, xv, a##r##1);               \
+        a##r##2 = _mm512_fmadd_ps(w2, xv, a##r##2);               \
+        a##r##3 = _mm512_fmadd_ps(w3, xv, a##r##3);               \
+    }
+#define PFVM__LA_LN_STEP1(r) PFVM__LA_LN_STEP(r, 1)
+#define PFVM__LA_LN_STEP2(r) PFVM__LA_LN_STEP(r, 2)
+/* the chunk's sums added to the tile's running entries (fma(1, s, c)) */
+#define PFVM__LA_LN_ADD(r)                                                         \
+    {                                                                              \
+        float *tr = acc + (r) * PFVM_LA_LANES_M;                                   \
+        _mm512_storeu_ps(tr, _mm512_add_ps(a##r##0, _mm512_loadu_ps(tr)));         \
+        _mm512_storeu_ps(tr + 16, _mm512_add_ps(a##r##1, _mm512_loadu_ps(tr + 16))); \
+        _mm512_storeu_ps(tr + 32, _mm512_add_ps(a##r##2, _mm512_loadu_ps(tr + 32))); \
+        _mm512_storeu_ps(tr + 48, _mm512_add_ps(a##r##3, _mm512_loadu_ps(tr + 48))); \
+    }
+/* kc steps of K (at most PFVM_LA_KC) of one tile: w the packed weights
+ * at the chunk (64 a step), xb the tile's first position in the padded
+ * input, off[p] step p's shift in it (channel, row and column of the
+ * window), acc the tile's 7 x 64 running entries. */
+#define PFVM__LA_LN_BODY(STEP)                                        \
+    {                                                                 \
+        int64_t p;                                                    \
+        PFVM__LA_LN_ROWS(PFVM__LA_LN_DECL)                            \
+        PFVM__LA_LN_ROWS(PFVM__LA_LN_ZERO)                            \
+        for (p = 0; p < kc; p++, w += PFVM_LA_LANES_M) {              \
+            const float *xs = xb + off[p];                            \
+            const __m512 w0 = _mm512_loadu_ps(w);                     \
+            const __m512 w1 = _mm512_loadu_ps(w + 16);                \
+            const __m512 w2 = _mm512_loadu_ps(w + 32);                \
+            const __m512 w3 = _mm512_loadu_ps(w + 48);                \
+            PFVM__LA_LN_ROWS(STEP)                                    \
+        }                                                             \
+        PFVM__LA_LN_ROWS(PFVM__LA_LN_ADD)                             \
+    }
+typedef void (*pfvm__la_ln_fn)(int64_t kc, const float *w, const float *xb, const ptrdiff_t *off, float *acc);
+__attribute__((target("avx512f"))) static void pfvm__la_ln_s1(int64_t kc, const float *w, const float *xb,
+                                                               const ptrdiff_t *off, float *acc)
+PFVM__LA_LN_BODY(PFVM__LA_LN_STEP1)
+__attribute__((target("avx512f"))) static void pfvm__la_ln_s2(int64_t kc, const float *w, const float *xb,
+                                                               const ptrdiff_t *off, float *acc)
+PFVM__LA_LN_BODY(PFVM__LA_LN_STEP2)
+#undef PFVM__LA_LN_BODY
+#undef PFVM__LA_LN_ADD
+#undef PFVM__LA_LN_STEP2
+#undef PFVM__LA_LN_STEP1
+#undef PFVM__LA_LN_STEP
+#undef PFVM__LA_LN_ZERO
+#undef PFVM__LA_LN_DECL
+#undef PFVM__LA_LN_ROWS
+
+PFVM_INTERNAL void pfvm_la_pack_lanes(int64_t m, int64_t k, const float *a, float *dst)
+{
+    int64_t b, p, j;
+    for (b = 0; b + PFVM_LA_LANES_M <= m; b += PFVM_LA_LANES_M)
+        for (p = 0; p < k; p++)
+            for (j = 0; j < PFVM_LA_LANES_M; j++)
+                *dst++ = a[(b + j) * k + p];
+}
+
+typedef struct pfvm__la_lnpar {
+    const pfvm_la_conv *cv;
+    const float *wl, *xp; /* packed weights; the padded input (cin planes of ph x pw) */
+    const ptrdiff_t *off; /* step p of K's shift in xp */
+    float *bufs;          /* per part: tiles x 7 x 64 running entries */
+    float *c;
+    const pfvm_la_epi *e;
+    pfvm__la_ln_fn fn;
+    int64_t m, k, n, tiles, pw;
+    int parts;
+} pfvm__la_lnpar;
+
+/* One entry's epilogue after its sums: the residual, then the clamp
+ * (pfvm__la_clamp1's two forms, as the kernels' PFVM__LA_CLAMP). */
+static float pfvm__la_ln_out(float v, const float *res, const float *cl)
+{
+    if (res)
+        v += *res;
+    if (cl) {
+        float lo = cl[0], hi = cl[1];
+        v = cl[2] != 0.0f ? (v > lo ? v : lo) : (lo > v ? lo : v);
+        v = hi < v ? hi : v;
+    }
+    return v;
+}
+
+/* Block b of 64 output channels: every tile through K in chunks, then the
+ * epilogue's store, transposed to C's channel rows. */
+static void pfvm__la_ln_block(const pfvm__la_lnpar *p, int64_t b, float *buf)
+{
+    const pfvm_la_conv *cv = p->cv;
+    const pfvm_la_epi *e = p->e;
+    const float *bias = e->bias ? e->bias + b * PFVM_LA_LANES_M : pfvm__la_ln_zero, *res = PFVM__LA_RES(e);
+    const float *cl = PFVM__LA_CL(e);
+    const int64_t per_row = cv->ow / PFVM__LA_LN_R;
+    int64_t t, r, j, p0;
+    for (t = 0; t < p->tiles; t++) /* each entry starts at its bias */
+        for (r = 0; r < PFVM__LA_LN_R; r++)
+            memcpy(buf + t * PFVM__LA_LN_TILE + r * PFVM_LA_LANES_M, bias, sizeof(float) * PFVM_LA_LANES_M);
+    for (p0 = 0; p0 < p->k; p0 += PFVM_LA_KC) {
+        int64_t kc = p->k - p0 < PFVM_LA_KC ? p->k - p0 : PFVM_LA_KC;
+        const float *w = p->wl + (b * p->k + p0) * PFVM_LA_LANES_M;
+        for (t = 0; t < p->tiles; t++) {
+            int64_t oy = t / per_row, ox = t % per_row * PFVM__LA_LN_R;
+            p->fn(kc, w, p->xp + oy * cv->sh * p->pw + ox * cv->sw, p->off + p0, buf + t * PFVM__LA_LN_TILE);
+        }
+    }
+    for (j = 0; j < PFVM_LA_LANES_M; j++) {
+        int64_t row = b * PFVM_LA_LANES_M + j;
+        float *cr = p->c + row * p->n;
+        const float *rr = res ? res + row * p->n : NULL;
+        for (t = 0; t < p->tiles; t++)
+            for (r = 0; r < PFVM__LA_LN_R; r++) {
+                int64_t q = t * PFVM__LA_LN_R + r; /* tiles run along the output's rows */
+                cr[q] = pfvm__la_ln_out(buf[t * PFVM__LA_LN_TILE + r * PFVM_LA_LANES_M + j], rr ? rr + q : NULL, cl);
+            }
+    }
+#ifdef PFVM__STORE_SILU
+    if (PFVM__LA_SILU(e))
+        pfvm_ew_silu_rows(p->c + b * PFVM_LA_LANES_M * p->n, p->n, PFVM_LA_LANES_M, (ptrdiff_t)p->n);
+#endif
+}
+
+static void pfvm__la_ln_part(void *ctx, int i)
+{
+    pfvm__la_lnpar *p = (pfvm__la_lnpar *)ctx;
+    int64_t b;
+    for (b = i; b < p->m / PFVM_LA_LANES_M; b += p->parts)
+        pfvm__la_ln_block(p, b, p->bufs + (int64_t)i * p->tiles * PFVM__LA_LN_TILE);
+}
+
+PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t m, const float *wl, float *c,
+                                     const pfvm_la_epi *e)
+{
+    pfvm__la_lnpar p;
+    int64_t ph, pw, taps, ci, t, blocks, oh = cv->oh;
+    size_t floats, plane;
+    float *ws;
+    int threads = k ? PFVM__KTHREADS(k) : 1;
+    if (!wl || !e || !pfvm__have_avx512() || m < PFVM_LA_LANES_M || m % PFVM_LA_LANES_M || cv->cin < 1 ||
+        cv->h < 1 || cv->w < 1 || oh < 1 || cv->ow < PFVM__LA_LN_R || cv->ow % PFVM__LA_LN_R || cv->kh < 1 ||
+        cv->kw < 1 || cv->dh < 1 || cv->dw < 1 || cv->sh < 1 || cv->sh > 2 || cv->sw < 1 || cv->sw > 2 ||
+        cv->pt < 0 || cv->pl < 0 || (PFVM__LA_SILU(e) && (PFVM__LA_CL(e) || PFVM__LA_RES(e))))
+        return 0;
+    memset(&p, 0, sizeof p);
+    ph = (oh - 1) * cv->sh + (int64_t)(cv->kh - 1) * cv->dh + 1;
+    pw = (cv->ow - 1) * cv->sw + (int64_t)(cv->kw - 1) * cv->dw + 1;
+    taps = (int64_t)cv->kh * cv->kw;
+    plane = (size_t)(ph * pw);
+    p.cv = cv;
+    p.m = m;
+    p.k = cv->cin * taps;
+    p.n = oh * cv->ow;
+    p.tiles = p.n / PFVM__LA_LN_R;
+    p.pw = pw;
+    p.c = c;
+    p.e = e;
+    p.wl = wl;
+    p.fn = cv->sw == 1 ? pfvm__la_ln_s1 : pfvm__la_ln_s2;
+    blocks = m / PFVM_LA_LANES_M;
+    p.parts = 1;
+    if (threads > 1 && (float)m * (float)p.n * (float)p.k >= (float)PFVM__LA_PAR_MIN)
+        p.parts = blocks < threads ? (int)blocks : threads;
+    /* the padded input, the steps' shifts, each part's running entries */
+    floats = (size_t)cv->cin * plane + (size_t)p.k * (sizeof(ptrdiff_t) / sizeof(float) + 1) +
+             (size_t)p.parts * (size_t)(p.tiles * PFVM__LA_LN_TILE) + 16;
+    if (k && k->exec) { /* the executor's scratch (grown once, kept) */
+        if (!(ws = (float *)pfvm_kctx_scratch(k, floats * sizeof(float))))
+            return 0;
+    } else if (!(ws = (float *)pfvm__malloc(floats * sizeof(float))))
+        return 0;
+    {
+        float *xp = ws;
+        ptrdiff_t *off = (ptrdiff_t *)(void *)(ws + (((size_t)cv->cin * plane + 7) & ~(size_t)7));
+        int64_t y;
+        p.bufs = (float *)(void *)(off + p.k);
+        /* the input's rows inside the padded plane, the zeros the window
+         * reads outside it around them: columns [x0, x1) of a padded row
+         * are the input's columns [x0 - pl, x1 - pl) */
+        int64_t x0 = cv->pl < pw ? cv->pl : pw, x1 = cv->pl + cv->w < pw ? cv->pl + cv->w : pw;
+        for (ci = 0; ci < cv->cin; ci++) {
+            const float *src = cv->x + ci * cv->h * cv->w;
+            float *dst = xp + ci * (int64_t)plane;
+            for (y = 0; y < ph; y++, dst += pw) {
+                int64_t iy = y - cv->pt;
+                if (iy < 0 || iy >= cv->h || x1 <= x0) {
+                    memset(dst, 0, sizeof(float) * (size_t)pw);
+                    continue;
+                }
+                memset(dst, 0, sizeof(float) * (size_t)x0);
+                memcpy(dst + x0, src + iy * cv->w, sizeof(float) * (size_t)(x1 - x0));
+                if (x1 < pw)
+                    memset(dst + x1, 0, sizeof(float) * (size_t)(pw - x1));
+            }
+        }
+        for (ci = 0; ci < cv->cin; ci++) /* step ci * taps + t: the weights' order */
+            for (t = 0; t < taps; t++)
+                off[ci * taps + t] = (ptrdiff_t)(ci * (int64_t)plane + (t / cv->kw) * cv->dh * pw + (t % cv->kw) * cv->dw);
+        p.xp = xp;
+        p.off = off;
+    }
+    if (p.parts > 1)
+        pfvm_kctx_parallel(k, p.parts, pfvm__la_ln_part, &p);
+    else
+        pfvm__la_ln_part(&p, 0);
+    if (!k || !k->exec)
+        pfvm__free(ws);
+    return 1;
+}
 #endif
 
 PFVM_INTERNAL void pfvm_la_pack_strided(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
@@ -32476,6 +32727,49 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
 }
 #endif
 
+#ifdef PFVM__LA_CONV_S1
+/* 1 when pfvm_la_conv_lanes (output channels in the lanes, tiles of 7
+ * positions of an output row) should take this convolution: one group of
+ * a multiple of 64 output channels, stride 1 or 2, an output width that
+ * is a multiple of 7 and a small plane, where the engine's 32-position
+ * tiles waste most (a 7x7 plane: 64 computed for 49; 14x14: 224 for
+ * 196), but not 1x1 windows at stride 1. Measured: bench/speed.md,
+ * round 14. */
+#ifndef PFVM__NN_LANES_PLANE_MAX
+#define PFVM__NN_LANES_PLANE_MAX 196
+#endif
+#ifndef PFVM__NN_LANES_S2_MAX
+#define PFVM__NN_LANES_S2_MAX 196
+#endif
+static int pfvm__nn_lanes_pays(const pfvm__nn_2d *d, int64_t group, int64_t mg)
+{
+    int64_t plane = (int64_t)d->OH * d->OW;
+    if (d->KH * d->KW == 1 && d->SH == 1)
+        return 0; /* 1x1 stride 1: the engine reads B in place (lanes: 5% more CPU time on mobilenet_v2) */
+    return group == 1 && mg % PFVM_LA_LANES_M == 0 && d->OW % 7 == 0 && d->OW >= 7 &&
+           plane <= (d->SH == 1 ? PFVM__NN_LANES_PLANE_MAX : PFVM__NN_LANES_S2_MAX) && d->SH == d->SW &&
+           (d->SH == 1 || d->SH == 2) && pfvm__have_avx512();
+}
+
+/* pfvm__nn_lanes_pays at bind, from the input's dims and the node's window. */
+static int pfvm__nn_lanes_at_bind(const pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W)
+{
+    int64_t kd[PFVM__NN_SP] = {0}, in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP];
+    pfvm__nn_win win;
+    pfvm__nn_2d d;
+    if (X->rank != 4 || W->rank != 4 || X->dims[0] < 1 || X->dims[2] < 1 || X->dims[3] < 1)
+        return 0;
+    kd[0] = W->dims[2];
+    kd[1] = W->dims[3];
+    if (pfvm__nn_window(k->node, 2, kd, &win, NULL))
+        return 0;
+    pfvm__nn_sp3(X, in_sp);
+    if (pfvm__nn_resolve(&win, in_sp, out_sp, NULL) || !pfvm__nn_2d_win(&win, in_sp, out_sp, &d))
+        return 0;
+    return pfvm__nn_lanes_pays(&d, pfvm_node_attr_int(k->node, "group", 1), W->dims[0]);
+}
+#endif
+
 /* Conv's weights packed at bind (PFVM_PREPACK): one packed A per group,
  * for the weights at w with these sizes and the micro-kernel height mr. */
 typedef struct pfvm__nn_packed {
@@ -32483,6 +32777,7 @@ typedef struct pfvm__nn_packed {
     int64_t M, K, group;
     size_t per_group; /* floats */
     int mr;
+    int lanes; /* 1: packed for pfvm_la_conv_lanes (pfvm__nn_lanes_pays), not for the engine */
     float *a;
 } pfvm__nn_packed;
 
@@ -32523,6 +32818,27 @@ static pfvm_code pfvm__nn_prep_conv(const pfvm_kctx *k, const pfvm_tensor *const
         return PFVM_OK;
     if (pfvm__nn_packed_of(k, W, group))
         return PFVM_OK; /* packed when last bound */
+#ifdef PFVM__LA_CONV_S1
+    if (group == 1 && pfvm__nn_lanes_at_bind(k, X, W)) {
+        pk = (pfvm__nn_packed *)pfvm__calloc(1, sizeof *pk);
+        if (!pk || !(pk->a = (float *)pfvm__malloc((size_t)(M * K) * sizeof(float)))) {
+            pfvm__free(pk);
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "cannot allocate %lu bytes for the packed weights",
+                                 (unsigned long)((size_t)(M * K) * sizeof(float)));
+        }
+        pk->w = W->data;
+        pk->M = M;
+        pk->K = K;
+        pk->group = 1;
+        pk->per_group = (size_t)(M * K);
+        pk->mr = pfvm_la_packed_mr();
+        pk->lanes = 1;
+        pfvm_la_pack_lanes(M, K, (const float *)W->data, pk->a);
+        *state = pk;
+        *free_fn = pfvm__nn_packed_free;
+        return PFVM_OK;
+    }
+#endif
     per = pfvm_la_packed_floats(M / group, K);
     if (per > SIZE_MAX / sizeof(float) / (size_t)group)
         return PFVM_OK;
@@ -32839,6 +33155,9 @@ static int pfvm__nn_conv_s1(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn
     cv.dw = d->DW;
     cv.pt = d->PT;
     cv.pl = d->PL;
+    cv.sh = d->SH;
+    cv.sw = d->SW;
+    cv.ow = d->OW;
     for (n = 0; n < g->N; n++)
         for (gr = 0; gr < g->group; gr++) {
             pfvm_la_epi e; /* as the engine's (pfvm__nn_conv_f32) */
@@ -32852,6 +33171,44 @@ static int pfvm__nn_conv_s1(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn
                                  &e))
                 return 0;
         }
+    return 1;
+}
+
+/* The float convolution with output channels in the lanes, on weights
+ * packed at bind for it (pfvm__nn_lanes_pays): 1 when done, 0 to leave it
+ * to the engine (on the weights as they are). */
+static int pfvm__nn_conv_lanes(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x,
+                               const float *bias, float *y, const pfvm__nn_packed *pk, const float *cl, const float *res,
+                               int silu)
+{
+    int64_t n;
+    pfvm_la_conv cv;
+    if (g->group != 1 || !pfvm__nn_lanes_pays(d, g->group, g->MG))
+        return 0;
+    cv.cin = g->CG;
+    cv.h = d->H;
+    cv.w = d->W;
+    cv.oh = d->OH;
+    cv.ow = d->OW;
+    cv.kh = d->KH;
+    cv.kw = d->KW;
+    cv.dh = d->DH;
+    cv.dw = d->DW;
+    cv.sh = d->SH;
+    cv.sw = d->SW;
+    cv.pt = d->PT;
+    cv.pl = d->PL;
+    for (n = 0; n < g->N; n++) {
+        pfvm_la_epi e; /* as the engine's (pfvm__nn_conv_f32) */
+        e.bias = bias;
+        e.cl = cl;
+        e.res = res ? res + n * g->M * g->out_plane : NULL;
+        e.silu = silu;
+        cv.x = x + n * g->C * g->in_plane;
+        /* every image alike: only the first can decline */
+        if (!pfvm_la_conv_lanes(k, &cv, g->MG, pk->a, y + n * g->M * g->out_plane, &e))
+            return 0;
+    }
     return 1;
 }
 #endif
@@ -32892,6 +33249,11 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     }
 #endif
 #ifdef PFVM__LA_CONV_S1
+    if (pk && pk->lanes) { /* weights packed for the lanes: no engine's A */
+        if (is2d && pfvm__nn_conv_lanes(k, g, &dw, x, bias, y, pk, cl, res, silu))
+            return PFVM_OK;
+        pk = NULL;
+    }
     if (pk && is2d && pfvm__nn_conv_s1(k, g, &dw, x, bias, y, pk, cl, res, silu))
         return PFVM_OK;
 #endif

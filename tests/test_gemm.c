@@ -400,6 +400,117 @@ static void inplace_cases(int n_epi)
             }
 }
 
+
+#ifdef PFVM__LA_CONV_S1
+/* The convolution with output channels in the lanes (pfvm_la_conv_lanes,
+ * weights packed by pfvm_la_pack_lanes) against the engine's product with
+ * an explicit im2col B: the same bits (the rule above). Stride s, dilation
+ * dl, padding pt/pl at both ends; epi as conv_one. Returns whether it took
+ * the window. */
+static int lanes_one(int64_t m, int64_t cin, int64_t h, int64_t w, int kh, int kw, int s, int dl, int pt, int pl,
+                     int epi)
+{
+    static const float relu[3] = {0.0f, 1e30f, 1.0f}, clip[3] = {-1.0f, 2.0f, 0.0f};
+    int64_t oh = (h + 2 * pt - dl * (kh - 1) - 1) / s + 1, ow = (w + 2 * pl - dl * (kw - 1) - 1) / s + 1;
+    int64_t n = oh * ow, k = cin * kh * kw, i, p, q;
+    float *x = (float *)malloc((size_t)(cin * h * w + 1) * sizeof(float));
+    float *a = (float *)malloc((size_t)(m * k) * sizeof(float));
+    float *wl = (float *)malloc((size_t)(m * k) * sizeof(float));
+    float *col = (float *)malloc((size_t)(k * (n > 0 ? n : 1)) * sizeof(float));
+    float *c = (float *)malloc((size_t)(m * n + 1) * sizeof(float));
+    float *r = (float *)malloc((size_t)(m * n + 1) * sizeof(float));
+    float *res = (float *)malloc((size_t)(m * n + 1) * sizeof(float));
+    float *bias = (float *)malloc((size_t)m * sizeof(float));
+    float *ws = (float *)malloc((pfvm_la_sgemm_ws_floats(m, n, k) + 1) * sizeof(float));
+    pfvm_la_epi e;
+    pfvm_la_strided b;
+    pfvm_la_conv cv;
+    int took = 0;
+    if (!x || !a || !wl || !col || !c || !r || !res || !bias || !ws || oh < 1 || ow < 1) {
+        CHECK(!"lanes_one: out of memory or an empty output");
+        goto done;
+    }
+    for (i = 0; i < cin * h * w; i++)
+        x[i] = rnd();
+    for (i = 0; i < m * k; i++)
+        a[i] = rnd();
+    for (i = 0; i < m; i++)
+        bias[i] = rnd();
+    for (i = 0; i < m * n; i++) {
+        res[i] = rnd();
+        c[i] = r[i] = 7.0f; /* neither reads C */
+    }
+    for (p = 0; p < k; p++) { /* row p: channel, tap (the weights' order) */
+        int64_t ci = p / (kh * kw), t = p % (kh * kw), dy = t / kw * dl - pt, dx = t % kw * dl - pl;
+        for (q = 0; q < n; q++) {
+            int64_t iy = q / ow * s + dy, ix = q % ow * s + dx;
+            col[p * n + q] = iy >= 0 && iy < h && ix >= 0 && ix < w ? x[ci * h * w + iy * w + ix] : 0.0f;
+        }
+    }
+    e.bias = epi == 2 ? NULL : bias;
+    e.cl = epi == 1 || epi == 3 ? relu : epi == 2 ? clip : NULL;
+    e.res = epi == 3 ? res : NULL;
+    e.silu = epi == 4;
+    b.data = col;
+    b.s_k = n;
+    b.s_n = 1;
+    pfvm_la_sgemm_epi_mt(NULL, m, n, k, 1.0f, a, k, 1, NULL, pfvm_la_pack_strided, &b, r, n, ws, &e);
+    pfvm_la_pack_lanes(m, k, a, wl);
+    cv.x = x;
+    cv.cin = cin;
+    cv.h = h;
+    cv.w = w;
+    cv.oh = oh;
+    cv.ow = ow;
+    cv.kh = kh;
+    cv.kw = kw;
+    cv.dh = cv.dw = dl;
+    cv.sh = cv.sw = s;
+    cv.pt = pt;
+    cv.pl = pl;
+    took = pfvm_la_conv_lanes(NULL, &cv, m, wl, c, &e);
+    if (took)
+        CHECK_MSG(memcmp(c, r, (size_t)(m * n) * sizeof(float)) == 0,
+                  "lanes m %lld cin %lld %lldx%lld kernel %dx%d stride %d dilation %d pad %d,%d epilogue %d: not the "
+                  "im2col product's bits",
+                  (long long)m, (long long)cin, (long long)h, (long long)w, kh, kw, s, dl, pt, pl, epi);
+done:
+    free(x);
+    free(a);
+    free(wl);
+    free(col);
+    free(c);
+    free(r);
+    free(res);
+    free(bias);
+    free(ws);
+    return took;
+}
+
+/* Output widths 7, 14 and 21 at strides 1 and 2 (odd input sizes), 1x1,
+ * 3x3, 5x5 and 7x7 windows, dilation, input channels over a chunk of K
+ * (cin 30 x 9 = 270 rows), 64 and 128 output channels, every epilogue;
+ * and the shapes it declines. */
+static void lanes_cases(void)
+{
+    int epi, avx512 = pfvm_la_packed_mr() == 12;
+    for (epi = 0; epi < 5; epi++) {
+        CHECK(lanes_one(64, 3, 7, 7, 3, 3, 1, 1, 1, 1, epi) == avx512);
+        CHECK(lanes_one(128, 30, 14, 14, 3, 3, 1, 1, 1, 1, epi) == avx512);
+        CHECK(lanes_one(64, 17, 13, 13, 3, 3, 2, 1, 1, 1, epi) == avx512); /* 7x7 from 13x13 */
+        CHECK(lanes_one(64, 5, 14, 14, 1, 1, 2, 1, 0, 0, epi) == avx512);  /* 1x1/2: 7x7 */
+        CHECK(lanes_one(64, 3, 27, 27, 7, 7, 2, 1, 3, 3, epi) == avx512);  /* 14x14 */
+        CHECK(!lanes_one(64, 4, 21, 9, 5, 5, 1, 1, 2, 2, epi));             /* 9 wide: declined */
+        CHECK(lanes_one(64, 4, 9, 21, 5, 5, 1, 1, 2, 2, epi) == avx512);   /* 9 x 21 */
+        CHECK(!lanes_one(64, 6, 11, 11, 3, 3, 1, 2, 2, 2, epi));            /* 11 wide: declined */
+        CHECK(lanes_one(64, 6, 14, 7, 3, 3, 1, 2, 2, 2, epi) == avx512);   /* dilated, 14 x 7 */
+        CHECK(!lanes_one(48, 3, 7, 7, 3, 3, 1, 1, 1, 1, epi));             /* 48 channels: declined */
+        CHECK(!lanes_one(64, 3, 8, 8, 3, 3, 1, 1, 1, 1, epi));             /* width 8: declined */
+        CHECK(!lanes_one(64, 3, 21, 21, 3, 3, 3, 1, 1, 1, epi));           /* stride 3: declined */
+    }
+}
+#endif
+
 int main(void)
 {
     static const int64_t ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 10, 12, 13, 17, 25};
@@ -429,6 +540,7 @@ int main(void)
 #endif
 #ifdef PFVM__LA_CONV_S1
     conv_cases();
+    lanes_cases();
 #endif
     return CHECK_END();
 }

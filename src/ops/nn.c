@@ -2083,6 +2083,49 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
 }
 #endif
 
+#ifdef PFVM__LA_CONV_S1
+/* 1 when pfvm_la_conv_lanes (output channels in the lanes, tiles of 7
+ * positions of an output row) should take this convolution: one group of
+ * a multiple of 64 output channels, stride 1 or 2, an output width that
+ * is a multiple of 7 and a small plane, where the engine's 32-position
+ * tiles waste most (a 7x7 plane: 64 computed for 49; 14x14: 224 for
+ * 196), but not 1x1 windows at stride 1. Measured: bench/speed.md,
+ * round 14. */
+#ifndef PFVM__NN_LANES_PLANE_MAX
+#define PFVM__NN_LANES_PLANE_MAX 196
+#endif
+#ifndef PFVM__NN_LANES_S2_MAX
+#define PFVM__NN_LANES_S2_MAX 196
+#endif
+static int pfvm__nn_lanes_pays(const pfvm__nn_2d *d, int64_t group, int64_t mg)
+{
+    int64_t plane = (int64_t)d->OH * d->OW;
+    if (d->KH * d->KW == 1 && d->SH == 1)
+        return 0; /* 1x1 stride 1: the engine reads B in place (lanes: 5% more CPU time on mobilenet_v2) */
+    return group == 1 && mg % PFVM_LA_LANES_M == 0 && d->OW % 7 == 0 && d->OW >= 7 &&
+           plane <= (d->SH == 1 ? PFVM__NN_LANES_PLANE_MAX : PFVM__NN_LANES_S2_MAX) && d->SH == d->SW &&
+           (d->SH == 1 || d->SH == 2) && pfvm__have_avx512();
+}
+
+/* pfvm__nn_lanes_pays at bind, from the input's dims and the node's window. */
+static int pfvm__nn_lanes_at_bind(const pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W)
+{
+    int64_t kd[PFVM__NN_SP] = {0}, in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP];
+    pfvm__nn_win win;
+    pfvm__nn_2d d;
+    if (X->rank != 4 || W->rank != 4 || X->dims[0] < 1 || X->dims[2] < 1 || X->dims[3] < 1)
+        return 0;
+    kd[0] = W->dims[2];
+    kd[1] = W->dims[3];
+    if (pfvm__nn_window(k->node, 2, kd, &win, NULL))
+        return 0;
+    pfvm__nn_sp3(X, in_sp);
+    if (pfvm__nn_resolve(&win, in_sp, out_sp, NULL) || !pfvm__nn_2d_win(&win, in_sp, out_sp, &d))
+        return 0;
+    return pfvm__nn_lanes_pays(&d, pfvm_node_attr_int(k->node, "group", 1), W->dims[0]);
+}
+#endif
+
 /* Conv's weights packed at bind (PFVM_PREPACK): one packed A per group,
  * for the weights at w with these sizes and the micro-kernel height mr. */
 typedef struct pfvm__nn_packed {
@@ -2090,6 +2133,7 @@ typedef struct pfvm__nn_packed {
     int64_t M, K, group;
     size_t per_group; /* floats */
     int mr;
+    int lanes; /* 1: packed for pfvm_la_conv_lanes (pfvm__nn_lanes_pays), not for the engine */
     float *a;
 } pfvm__nn_packed;
 
@@ -2130,6 +2174,27 @@ static pfvm_code pfvm__nn_prep_conv(const pfvm_kctx *k, const pfvm_tensor *const
         return PFVM_OK;
     if (pfvm__nn_packed_of(k, W, group))
         return PFVM_OK; /* packed when last bound */
+#ifdef PFVM__LA_CONV_S1
+    if (group == 1 && pfvm__nn_lanes_at_bind(k, X, W)) {
+        pk = (pfvm__nn_packed *)pfvm__calloc(1, sizeof *pk);
+        if (!pk || !(pk->a = (float *)pfvm__malloc((size_t)(M * K) * sizeof(float)))) {
+            pfvm__free(pk);
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "cannot allocate %lu bytes for the packed weights",
+                                 (unsigned long)((size_t)(M * K) * sizeof(float)));
+        }
+        pk->w = W->data;
+        pk->M = M;
+        pk->K = K;
+        pk->group = 1;
+        pk->per_group = (size_t)(M * K);
+        pk->mr = pfvm_la_packed_mr();
+        pk->lanes = 1;
+        pfvm_la_pack_lanes(M, K, (const float *)W->data, pk->a);
+        *state = pk;
+        *free_fn = pfvm__nn_packed_free;
+        return PFVM_OK;
+    }
+#endif
     per = pfvm_la_packed_floats(M / group, K);
     if (per > SIZE_MAX / sizeof(float) / (size_t)group)
         return PFVM_OK;
@@ -2446,6 +2511,9 @@ static int pfvm__nn_conv_s1(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn
     cv.dw = d->DW;
     cv.pt = d->PT;
     cv.pl = d->PL;
+    cv.sh = d->SH;
+    cv.sw = d->SW;
+    cv.ow = d->OW;
     for (n = 0; n < g->N; n++)
         for (gr = 0; gr < g->group; gr++) {
             pfvm_la_epi e; /* as the engine's (pfvm__nn_conv_f32) */
@@ -2459,6 +2527,44 @@ static int pfvm__nn_conv_s1(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn
                                  &e))
                 return 0;
         }
+    return 1;
+}
+
+/* The float convolution with output channels in the lanes, on weights
+ * packed at bind for it (pfvm__nn_lanes_pays): 1 when done, 0 to leave it
+ * to the engine (on the weights as they are). */
+static int pfvm__nn_conv_lanes(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x,
+                               const float *bias, float *y, const pfvm__nn_packed *pk, const float *cl, const float *res,
+                               int silu)
+{
+    int64_t n;
+    pfvm_la_conv cv;
+    if (g->group != 1 || !pfvm__nn_lanes_pays(d, g->group, g->MG))
+        return 0;
+    cv.cin = g->CG;
+    cv.h = d->H;
+    cv.w = d->W;
+    cv.oh = d->OH;
+    cv.ow = d->OW;
+    cv.kh = d->KH;
+    cv.kw = d->KW;
+    cv.dh = d->DH;
+    cv.dw = d->DW;
+    cv.sh = d->SH;
+    cv.sw = d->SW;
+    cv.pt = d->PT;
+    cv.pl = d->PL;
+    for (n = 0; n < g->N; n++) {
+        pfvm_la_epi e; /* as the engine's (pfvm__nn_conv_f32) */
+        e.bias = bias;
+        e.cl = cl;
+        e.res = res ? res + n * g->M * g->out_plane : NULL;
+        e.silu = silu;
+        cv.x = x + n * g->C * g->in_plane;
+        /* every image alike: only the first can decline */
+        if (!pfvm_la_conv_lanes(k, &cv, g->MG, pk->a, y + n * g->M * g->out_plane, &e))
+            return 0;
+    }
     return 1;
 }
 #endif
@@ -2499,6 +2605,11 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     }
 #endif
 #ifdef PFVM__LA_CONV_S1
+    if (pk && pk->lanes) { /* weights packed for the lanes: no engine's A */
+        if (is2d && pfvm__nn_conv_lanes(k, g, &dw, x, bias, y, pk, cl, res, silu))
+            return PFVM_OK;
+        pk = NULL;
+    }
     if (pk && is2d && pfvm__nn_conv_s1(k, g, &dw, x, bias, y, pk, cl, res, silu))
         return PFVM_OK;
 #endif
