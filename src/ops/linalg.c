@@ -458,7 +458,7 @@ __attribute__((always_inline)) static inline void pfvm__la_kern_bp(ptrdiff_t kc,
 {
     float c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33;
     const float *end2 = ap + 8 * (kc / 2), *end = ap + 4 * kc;
-    float b0 = bias[0], b1 = bias[1], b2 = bias[2], b3 = bias[3];
+    float b0, b1, b2, b3;
     __asm__ volatile(PFVM__LA_T4_Z4(0) PFVM__LA_T4_Z4(1) PFVM__LA_T4_Z4(2) PFVM__LA_T4_Z4(3)
                      "cmp %[ap], %[end2]\n\t"
                      "bhs 2f\n"
@@ -502,13 +502,25 @@ __attribute__((always_inline)) static inline void pfvm__la_kern_bp(ptrdiff_t kc,
                      : [end2] "r"(end2), [end] "r"(end), [z] "r"(0)
                      : "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28",
                        "s29", "s30", "s31", "cc", "memory");
-#define PFVM__LA_BP_ROW(r)                                                                                     \
-    c[0] = PFVM__LA_FMA(alpha, c##r##0, b0);                                                                   \
-    c[1] = PFVM__LA_FMA(alpha, c##r##1, b1);                                                                   \
-    c[2] = PFVM__LA_FMA(alpha, c##r##2, b2);                                                                   \
-    c[3] = PFVM__LA_FMA(alpha, c##r##3, b3);                                                                   \
+    /* the bias read here, after the asm: in registers the loop left free
+     * (read before, it lives on the stack); alpha 1 (as models have it):
+     * a + b, the bits of fma(1, a, b), one instruction */
+    b0 = bias[0], b1 = bias[1], b2 = bias[2], b3 = bias[3];
+#define PFVM__LA_BP_ROW(r, OP)                                                                                 \
+    c[0] = OP(alpha, c##r##0, b0);                                                                             \
+    c[1] = OP(alpha, c##r##1, b1);                                                                             \
+    c[2] = OP(alpha, c##r##2, b2);                                                                             \
+    c[3] = OP(alpha, c##r##3, b3);                                                                             \
     c += lc;
-    PFVM__LA_BP_ROW(0) PFVM__LA_BP_ROW(1) PFVM__LA_BP_ROW(2) PFVM__LA_BP_ROW(3)
+#define PFVM__LA_BP_ADD(al, x, y) ((x) + (y))
+    if (alpha == 1.0f) {
+        PFVM__LA_BP_ROW(0, PFVM__LA_BP_ADD)
+        PFVM__LA_BP_ROW(1, PFVM__LA_BP_ADD) PFVM__LA_BP_ROW(2, PFVM__LA_BP_ADD) PFVM__LA_BP_ROW(3, PFVM__LA_BP_ADD)
+    } else {
+        PFVM__LA_BP_ROW(0, PFVM__LA_FMA)
+        PFVM__LA_BP_ROW(1, PFVM__LA_FMA) PFVM__LA_BP_ROW(2, PFVM__LA_FMA) PFVM__LA_BP_ROW(3, PFVM__LA_FMA)
+    }
+#undef PFVM__LA_BP_ADD
 #undef PFVM__LA_BP_ROW
 }
 
