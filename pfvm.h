@@ -26919,6 +26919,117 @@ static int pfvm__la_t4_trows(int64_t m, int64_t n, int64_t k, float alpha, const
                           (ptrdiff_t)b->s_n, c, (ptrdiff_t)ldc);
     return 1;
 }
+
+#if !defined(PFVM_LEAN_KERNELS) && !defined(PFVM_SMALL_KERNELS)
+/* Gemm with a small constant transposed B on 32-bit Arm: B's columns
+ * packed in fours at bind (Gemm's prepare hook, pfvm__la_prep_bpack), so
+ * that one vldm reads B's 4 values of a step, two steps a loop (A's 8
+ * values and B's 8 in two vldm: 36 instructions per 32 multiply-adds,
+ * 23 per 16 with B read in place), and the bias row added as the tile
+ * leaves the registers (no fill of C before). */
+#define PFVM__LA_BPACK 1
+
+/* Rows 4 (A packed: ap[4p + r]) x columns 4 (B packed: bp[4p + j]), kc
+ * steps: c[r * lc + j] = bias[j] + alpha x the sum of the fused
+ * multiply-adds from 0 in K's order (the same bits as C filled with the
+ * bias row, then pfvm__la_kern_t4p's epilogue). */
+__attribute__((always_inline)) static inline void pfvm__la_kern_bp(ptrdiff_t kc, const float *ap, const float *bp,
+                                                                  float *c, ptrdiff_t lc, float alpha,
+                                                                  const float *bias)
+{
+    float c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33;
+    const float *end2 = ap + 8 * (kc / 2), *end = ap + 4 * kc;
+    float b0, b1, b2, b3;
+    __asm__ volatile(PFVM__LA_T4_Z4(0) PFVM__LA_T4_Z4(1) PFVM__LA_T4_Z4(2) PFVM__LA_T4_Z4(3)
+                     "cmp %[ap], %[end2]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[ap]!, {s16-s23}\n\t"
+                     "vldmia %[bp]!, {s24-s31}\n\t"
+                     "vfma.f32 %[c00], s16, s24\n\tvfma.f32 %[c01], s16, s25\n\t"
+                     "vfma.f32 %[c02], s16, s26\n\tvfma.f32 %[c03], s16, s27\n\t"
+                     "vfma.f32 %[c10], s17, s24\n\tvfma.f32 %[c11], s17, s25\n\t"
+                     "vfma.f32 %[c12], s17, s26\n\tvfma.f32 %[c13], s17, s27\n\t"
+                     "vfma.f32 %[c20], s18, s24\n\tvfma.f32 %[c21], s18, s25\n\t"
+                     "vfma.f32 %[c22], s18, s26\n\tvfma.f32 %[c23], s18, s27\n\t"
+                     "vfma.f32 %[c30], s19, s24\n\tvfma.f32 %[c31], s19, s25\n\t"
+                     "vfma.f32 %[c32], s19, s26\n\tvfma.f32 %[c33], s19, s27\n\t"
+                     "vfma.f32 %[c00], s20, s28\n\tvfma.f32 %[c01], s20, s29\n\t"
+                     "vfma.f32 %[c02], s20, s30\n\tvfma.f32 %[c03], s20, s31\n\t"
+                     "vfma.f32 %[c10], s21, s28\n\tvfma.f32 %[c11], s21, s29\n\t"
+                     "vfma.f32 %[c12], s21, s30\n\tvfma.f32 %[c13], s21, s31\n\t"
+                     "vfma.f32 %[c20], s22, s28\n\tvfma.f32 %[c21], s22, s29\n\t"
+                     "vfma.f32 %[c22], s22, s30\n\tvfma.f32 %[c23], s22, s31\n\t"
+                     "vfma.f32 %[c30], s23, s28\n\tvfma.f32 %[c31], s23, s29\n\t"
+                     "vfma.f32 %[c32], s23, s30\n\tvfma.f32 %[c33], s23, s31\n\t"
+                     "cmp %[ap], %[end2]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     "cmp %[ap], %[end]\n\t"
+                     "bhs 3f\n\t"
+                     "vldmia %[ap]!, {s16-s19}\n\t"
+                     "vldmia %[bp]!, {s24-s27}\n\t"
+                     "vfma.f32 %[c00], s16, s24\n\tvfma.f32 %[c01], s16, s25\n\t"
+                     "vfma.f32 %[c02], s16, s26\n\tvfma.f32 %[c03], s16, s27\n\t"
+                     "vfma.f32 %[c10], s17, s24\n\tvfma.f32 %[c11], s17, s25\n\t"
+                     "vfma.f32 %[c12], s17, s26\n\tvfma.f32 %[c13], s17, s27\n\t"
+                     "vfma.f32 %[c20], s18, s24\n\tvfma.f32 %[c21], s18, s25\n\t"
+                     "vfma.f32 %[c22], s18, s26\n\tvfma.f32 %[c23], s18, s27\n\t"
+                     "vfma.f32 %[c30], s19, s24\n\tvfma.f32 %[c31], s19, s25\n\t"
+                     "vfma.f32 %[c32], s19, s26\n\tvfma.f32 %[c33], s19, s27\n"
+                     "3:\n\t"
+                     : [ap] "+r"(ap), [bp] "+r"(bp), PFVM__LA_T4_O4(0), PFVM__LA_T4_O4(1), PFVM__LA_T4_O4(2),
+                       PFVM__LA_T4_O4(3)
+                     : [end2] "r"(end2), [end] "r"(end), [z] "r"(0)
+                     : "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28",
+                       "s29", "s30", "s31", "cc", "memory");
+    /* the bias read here, after the asm: in registers the loop left free
+     * (read before, it lives on the stack); alpha 1 (as models have it):
+     * a + b, the bits of fma(1, a, b), one instruction */
+    b0 = bias[0], b1 = bias[1], b2 = bias[2], b3 = bias[3];
+#define PFVM__LA_BP_ROW(r, OP)                                                                                 \
+    c[0] = OP(alpha, c##r##0, b0);                                                                             \
+    c[1] = OP(alpha, c##r##1, b1);                                                                             \
+    c[2] = OP(alpha, c##r##2, b2);                                                                             \
+    c[3] = OP(alpha, c##r##3, b3);                                                                             \
+    c += lc;
+#define PFVM__LA_BP_ADD(al, x, y) ((x) + (y))
+    if (alpha == 1.0f) {
+        PFVM__LA_BP_ROW(0, PFVM__LA_BP_ADD)
+        PFVM__LA_BP_ROW(1, PFVM__LA_BP_ADD) PFVM__LA_BP_ROW(2, PFVM__LA_BP_ADD) PFVM__LA_BP_ROW(3, PFVM__LA_BP_ADD)
+    } else {
+        PFVM__LA_BP_ROW(0, PFVM__LA_FMA)
+        PFVM__LA_BP_ROW(1, PFVM__LA_FMA) PFVM__LA_BP_ROW(2, PFVM__LA_FMA) PFVM__LA_BP_ROW(3, PFVM__LA_FMA)
+    }
+#undef PFVM__LA_BP_ADD
+#undef PFVM__LA_BP_ROW
+}
+
+/* C = bias row + alpha * A * B for rows 0..m4 (a multiple of 4) of A (sm
+ * apart, contiguous along K), kc <= PFVM_LA_KC steps, B's first n4
+ * columns packed (bp: panel q at bp + 4 kc q), the last ones (fewer than
+ * 4) read where they are (b, sn apart) by pfvm__la_kern_t4p1 into C
+ * filled with the bias. The same fused multiply-adds in the same order
+ * as pfvm__la_t4_trows_run on C filled with the bias: the same bits. */
+__attribute__((noinline)) static void pfvm__la_bp_run(ptrdiff_t m4, ptrdiff_t n, ptrdiff_t kc, float alpha,
+                                                      const float *a, ptrdiff_t sm, const float *bp, const float *b,
+                                                      ptrdiff_t sn, float *c, ptrdiff_t lc, const float *bias)
+{
+    float apack[4 * PFVM_LA_KC];
+    ptrdiff_t i, j, r, n4 = n / 4 * 4;
+    for (i = 0; i < m4; i += 4) {
+        float *ci = c + i * lc;
+        pfvm__la_pack_a4(kc, a + i * sm, sm, apack);
+        for (j = 0; j < n4; j += 4)
+            pfvm__la_kern_bp(kc, apack, bp + j * kc, ci + j, lc, alpha, bias + j);
+        for (; j < n; j++) {
+            for (r = 0; r < 4; r++)
+                ci[r * lc + j] = bias[j];
+            pfvm__la_kern_t4p1(kc, apack, b + j * sn, ci + j, lc, alpha);
+        }
+    }
+}
+#endif
 #endif
 #endif
 
@@ -29275,7 +29386,8 @@ typedef struct pfvm__la_gemm_st {
     const pfvm_node *node; /* whose attributes: a state of another kind is not taken */
     int ta, tb;
     float alpha, beta;     /* float attributes, kept in float: a float32 model's Gemm needs no double arithmetic */
-    void *pack;            /* x86 with AVX-512: B packed for batch-1 products (pfvm__la_gemv_pack), else NULL */
+    void *pack;            /* x86 with AVX-512: B packed for batch-1 products (pfvm__la_gemv_pack); 32-bit Arm:
+                            * small transposed B packed in fours (pfvm__la_bpack); else NULL */
 } pfvm__la_gemm_st;
 
 static void pfvm__la_gemm_read(const pfvm_node *n, pfvm__la_gemm_st *a)
@@ -29454,11 +29566,85 @@ static int pfvm__la_gemm_packed(pfvm_kctx *k, const pfvm__la_gemv_pack *pk, int6
 #endif
 
 
+#ifdef PFVM__LA_BPACK
+/* B packed at bind on 32-bit Arm (pfvm__la_bp_run): the columns 0..n4 of
+ * a constant transposed B (n4: n rounded down to 4), panel q (columns 4q
+ * .. 4q + 3) at p + 4 k q, step p's 4 values contiguous. */
+typedef struct pfvm__la_bpack {
+    const void *b;  /* the B it was packed from */
+    int32_t n, k;   /* B's dims (transposed: n rows of k) */
+    float p[];      /* 4 (n / 4) k floats */
+} pfvm__la_bpack;
+
+/* Up to 16 KB of packed B (a copy of it in RAM): the small products whose
+ * tiles are a few hundred multiply-adds, where reading B in place costs
+ * a quarter more instructions. */
+#ifndef PFVM_LA_BPACK_MAX
+#define PFVM_LA_BPACK_MAX 4096
+#endif
+
+/* Part of Gemm's prepare hook on 32-bit Arm: packs B (pfvm__la_bpack) into
+ * st->pack when pfvm__la_gemm_bp will take the product: A float and not
+ * transposed, rows a multiple of 4, B a constant float transposed with at
+ * least 4 rows, K at most PFVM_LA_KC. Otherwise it leaves the kernel as
+ * it was. */
+static pfvm_code pfvm__la_prep_bpack(const pfvm_kctx *k, const pfvm_tensor *const *consts, pfvm__la_gemm_st *st)
+{
+    const pfvm_tensor *B = k->n_in > 1 ? consts[1] : NULL, *A = k->in[0];
+    const pfvm__la_bpack *old = (const pfvm__la_bpack *)st->pack;
+    pfvm__la_bpack *pk;
+    int64_t n, kk, n4, q, p, j;
+    if (!st->tb || st->ta || !B || B->dtype != PFVM_FLOAT || !B->data || B->rank != 2 || !A ||
+        A->dtype != PFVM_FLOAT || A->rank != 2 || A->dims[0] < 4 || A->dims[0] % 4)
+        return PFVM_OK;
+    n = B->dims[0];
+    kk = B->dims[1];
+    n4 = n / 4 * 4;
+    if (n4 < 4 || kk < 1 || kk > PFVM_LA_KC || n4 * kk > PFVM_LA_BPACK_MAX)
+        return PFVM_OK;
+    if (old && old->b == B->data && old->n == n && old->k == kk)
+        return PFVM_OK; /* packed when last bound */
+    pfvm__free(st->pack);
+    st->pack = NULL;
+    pk = (pfvm__la_bpack *)pfvm__malloc(sizeof *pk + (size_t)(n4 * kk) * sizeof(float));
+    if (!pk)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "cannot allocate %lu bytes for the packed weights",
+                             (unsigned long)(sizeof *pk + (size_t)(n4 * kk) * sizeof(float)));
+    pk->b = B->data;
+    pk->n = (int32_t)n;
+    pk->k = (int32_t)kk;
+    for (q = 0; q < n4; q += 4)
+        for (p = 0; p < kk; p++)
+            for (j = 0; j < 4; j++)
+                pk->p[q * kk + 4 * p + j] = ((const float *)B->data)[(q + j) * kk + p];
+    st->pack = pk;
+    return PFVM_OK;
+}
+
+/* B packed at bind (pfvm__la_bp_run) when it serves the product Y = C +
+ * alpha * A * B: the bias C a float row of n (beta 1: the fill would copy
+ * it), A float with rows a multiple of 4; NULL otherwise. */
+static const pfvm__la_bpack *pfvm__la_gemm_bp_of(const pfvm__la_gemm_st *st, const pfvm_tensor *A,
+                                                 const pfvm_tensor *B, const pfvm_tensor *Cb, const pfvm_tensor *Y)
+{
+    const pfvm__la_bpack *pk = st ? (const pfvm__la_bpack *)st->pack : NULL;
+    if (!pk || pk->b != B->data || !st->tb || st->ta || st->beta != 1.0f || B->rank != 2 || B->dims[0] != pk->n ||
+        B->dims[1] != pk->k || A->dtype != PFVM_FLOAT || A->rank != 2 || A->dims[1] != pk->k || A->dims[0] < 4 ||
+        A->dims[0] % 4 || A->dims[0] > PTRDIFF_MAX / 4 || !Cb || Cb->dtype != PFVM_FLOAT || Cb->rank > 2 ||
+        pfvm_tensor_numel(Cb) != pk->n || (Cb->rank == 2 && Cb->dims[0] != 1) || Y->dtype != PFVM_FLOAT)
+        return NULL;
+    return pk;
+}
+#endif
+
 static void pfvm__la_gemm_st_free(void *s)
 {
 #if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
     if (s)
         pfvm__la_gemv_pack_free(((pfvm__la_gemm_st *)s)->pack);
+#elif defined(PFVM__LA_BPACK)
+    if (s)
+        pfvm__free(((pfvm__la_gemm_st *)s)->pack);
 #endif
     pfvm__free(s);
 }
@@ -29478,6 +29664,8 @@ static pfvm_code pfvm__la_prep_gemm(const pfvm_kctx *k, const pfvm_tensor *const
     }
 #if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
     return pfvm__la_prep_gemv(k, consts, a);
+#elif defined(PFVM__LA_BPACK)
+    return pfvm__la_prep_bpack(k, consts, a);
 #else
     (void)consts;
     return PFVM_OK;
@@ -29493,6 +29681,9 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
     int ta, tb;
     float alpha, beta;
     int64_t m, n, kk, dims[2];
+#ifdef PFVM__LA_BPACK
+    const pfvm__la_bpack *bp;
+#endif
     if (kept && kept->node == k->node)
         at = *kept;
     else
@@ -29512,7 +29703,19 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
     if (!PFVM__F64 && (A->dtype != PFVM_FLOAT || B->dtype != PFVM_FLOAT || (Cb && Cb->dtype != PFVM_FLOAT)))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
                              "inputs of types other than float32 need a build without PFVM_FLOAT32_ONLY");
-    if (pfvm_kctx_output(k, 0, A->dtype, 2, dims) || pfvm__la_gemm_bias(k, Cb, beta, Y) ||
+    if (pfvm_kctx_output(k, 0, A->dtype, 2, dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+#ifdef PFVM__LA_BPACK
+    /* B packed at bind: the bias row added in the tiles, no fill */
+    if (kept && kept->node == k->node && (bp = pfvm__la_gemm_bp_of(kept, A, B, Cb, Y)) != NULL) {
+        if (pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(Y), (uint64_t)kk)))
+            return k->st ? k->st->code : PFVM_ERR_SHAPE;
+        pfvm__la_bp_run((ptrdiff_t)m, bp->n, bp->k, alpha, (const float *)A->data, bp->k, bp->p,
+                        (const float *)B->data, bp->k, (float *)Y->data, bp->n, (const float *)Cb->data);
+        return PFVM_OK;
+    }
+#endif
+    if (pfvm__la_gemm_bias(k, Cb, beta, Y) ||
         pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(Y), (uint64_t)(kk > 0 ? kk : 0))))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
@@ -34704,12 +34907,54 @@ static void pfvm__nn_affine(const pfvm_tensor *x, pfvm_tensor *y, int64_t off, i
     }
 }
 
+/* 32-bit Arm with a single-precision FPU: the normalizations' float32
+ * loops in assembly (pfvm__nn_moments_f32, pfvm__nn_ln_row4) */
+#if defined(__GNUC__) && defined(__thumb2__) && defined(__ARM_FP) && (__ARM_FP & 4) && !defined(PFVM_NO_ASM)
+#define PFVM__NN_LN_ASM 1
+#endif
+
 /* Mean and 1 / sqrt(variance + eps) of len floats, in float (the
  * normalizations' float32 path: ONNX's stash type float). */
 static void pfvm__nn_moments_f32(const float *x, int64_t len, float eps, float *mean, float *inv)
 {
-    float s = 0, s2 = 0, m, n = (float)(len ? len : 1), d0, d1, d2, d3;
     ptrdiff_t i, nl = (ptrdiff_t)len; /* pointer-sized: no 64-bit compares on a 32-bit core */
+    float s = 0, s2 = 0, m, n = (float)(nl ? nl : 1), d0, d1, d2, d3; /* n: no 64-bit conversion either */
+#ifdef PFVM__NN_LN_ASM
+    /* 32-bit Arm: both sums four a step with one vldm (the same operations
+     * in the same order as the C below: the same bits) */
+    const float *p = x, *end = x + nl / 4 * 4;
+    __asm__ volatile("cmp %[p], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[p]!, {s0-s3}\n\t"
+                     "vadd.f32 %[s], %[s], s0\n\tvadd.f32 %[s], %[s], s1\n\t"
+                     "vadd.f32 %[s], %[s], s2\n\tvadd.f32 %[s], %[s], s3\n\t"
+                     "cmp %[p], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [p] "+r"(p), [s] "+t"(s)
+                     : [end] "r"(end)
+                     : "s0", "s1", "s2", "s3", "cc", "memory");
+    for (i = nl / 4 * 4; i < nl; i++)
+        s += x[i];
+    m = s / n;
+    p = x;
+    __asm__ volatile("cmp %[p], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[p]!, {s0-s3}\n\t"
+                     "vsub.f32 s0, s0, %[m]\n\tvsub.f32 s1, s1, %[m]\n\t"
+                     "vsub.f32 s2, s2, %[m]\n\tvsub.f32 s3, s3, %[m]\n\t"
+                     "vmla.f32 %[s2], s0, s0\n\tvmla.f32 %[s2], s1, s1\n\t"
+                     "vmla.f32 %[s2], s2, s2\n\tvmla.f32 %[s2], s3, s3\n\t"
+                     "cmp %[p], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [p] "+r"(p), [s2] "+t"(s2)
+                     : [end] "r"(end), [m] "t"(m)
+                     : "s0", "s1", "s2", "s3", "cc", "memory");
+    (void)d0, (void)d1, (void)d2, (void)d3;
+#else
     /* four at a time, added in order (the same sums as one at a time):
      * a quarter of the loop steps on cores where -Os does not unroll */
     for (i = 0; i + 4 <= nl; i += 4)
@@ -34724,7 +34969,8 @@ static void pfvm__nn_moments_f32(const float *x, int64_t len, float eps, float *
         d3 = x[i + 3] - m;
         s2 = s2 + d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3;
     }
-    for (; i < nl; i++)
+#endif
+    for (i = nl / 4 * 4; i < nl; i++)
         s2 += (x[i] - m) * (x[i] - m);
     *mean = m;
     *inv = 1.0f / sqrtf(s2 / n + eps);
@@ -34950,6 +35196,38 @@ static int pfvm__nn_ln_param_ok(const pfvm_tensor *p, const pfvm_tensor *X, int 
     return 1;
 }
 
+#ifdef PFVM__NN_LN_ASM
+/* LayerNormalization's row on 32-bit Arm with a single-precision FPU: y =
+ * (x - m) * f * s + b for the first n4 values (a multiple of 4), four a
+ * step with one vldm each for x, s and b and one vstm for y (5 to 6
+ * instructions a value, 12.5 in gcc -Os's loop). vmla rounds the product
+ * before it adds (not fused): the operations of the C loop in its order,
+ * the same bits. */
+static void pfvm__nn_ln_row4(float *y, const float *x, const float *s, const float *b, ptrdiff_t n4, float m, float f)
+{
+    const float *end = x + n4;
+    __asm__ volatile("cmp %[x], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[x]!, {s0-s3}\n\t"
+                     "vldmia %[s]!, {s4-s7}\n\t"
+                     "vldmia %[b]!, {s8-s11}\n\t"
+                     "vsub.f32 s0, s0, %[m]\n\tvsub.f32 s1, s1, %[m]\n\t"
+                     "vsub.f32 s2, s2, %[m]\n\tvsub.f32 s3, s3, %[m]\n\t"
+                     "vmul.f32 s0, s0, %[f]\n\tvmul.f32 s1, s1, %[f]\n\t"
+                     "vmul.f32 s2, s2, %[f]\n\tvmul.f32 s3, s3, %[f]\n\t"
+                     "vmla.f32 s8, s0, s4\n\tvmla.f32 s9, s1, s5\n\t"
+                     "vmla.f32 s10, s2, s6\n\tvmla.f32 s11, s3, s7\n\t"
+                     "vstmia %[y]!, {s8-s11}\n\t"
+                     "cmp %[x], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [x] "+r"(x), [s] "+r"(s), [b] "+r"(b), [y] "+r"(y)
+                     : [end] "r"(end), [m] "t"(m), [f] "t"(f)
+                     : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "cc", "memory");
+}
+#endif
+
 static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
@@ -34994,12 +35272,17 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
             if (ns_ == nq && bp && nb_ == nq) { /* scale and bias of the row's length: no wrapping (same bits) */
                 /* four a step, like the moments: a quarter of the loop's
                  * steps where -Os unrolls nothing; each value as below */
+#ifdef PFVM__NN_LN_ASM
+                q = nq / 4 * 4;
+                pfvm__nn_ln_row4(yp, xp, sp, bp, q, fm, fi);
+#else
                 for (q = 0; q + 4 <= nq; q += 4) {
                     yp[q] = (xp[q] - fm) * fi * sp[q] + bp[q];
                     yp[q + 1] = (xp[q + 1] - fm) * fi * sp[q + 1] + bp[q + 1];
                     yp[q + 2] = (xp[q + 2] - fm) * fi * sp[q + 2] + bp[q + 2];
                     yp[q + 3] = (xp[q + 3] - fm) * fi * sp[q + 3] + bp[q + 3];
                 }
+#endif
                 for (; q < nq; q++)
                     yp[q] = (xp[q] - fm) * fi * sp[q] + bp[q];
             } else

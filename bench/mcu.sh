@@ -144,6 +144,60 @@ the device.
 
 MD
     cat <<'MD'
+Issue 19, fifteenth round: kernels (before: the fourteenth round's "now";
+now: the run of this round's branch mcuk14, M4 (`mps2-an386`), QEMU
+`-icount`, so instruction counts, not timings: the load (about 20 on 2
+shared cores) does not change them; every output bit-exact with the host
+build, on the M4 and the M7):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| instructions per MAC, mlp (3,200 MACs) | 6.54 (20,920 / inference) | 5.31 (17,000) | <= 3 (9,600) |
+| instructions per MAC, digits | 2.44 (823,280) | 2.44 (823,240) | <= 3 |
+| instructions per MAC, mlp_mnist | 2.92 (296,360) | 2.92 (296,360) | <= 3 |
+| instructions per MAC, dscnn | 2.40 (6,369,440) | 2.40 (6,369,480) | <= 3 |
+| instructions per MAC, cnn_small | 2.89 (592,640) | 2.89 (592,600) | <= 3 |
+
+Target not met: mlp at 5.31 instructions per MAC (17,000 per
+inference; 9,600 is the target). What changed (mlp's run profiled with
+`python3 bench/qemu_profile.py ELF LOG`: 20,895 instructions before,
+16,985 now):
+
+- Gemm on 32-bit Arm (not under `PFVM_LEAN_KERNELS` or
+  `PFVM_SMALL_KERNELS`): a constant transposed B of at most 4,096
+  floats (`PFVM_LA_BPACK_MAX`), K at most `PFVM_LA_KC`, with A's rows a
+  multiple of 4 at bind, is packed in fours by Gemm's prepare hook
+  (`pfvm__la_prep_bpack`: a copy in RAM, 3.2 KB for the mlp); its tiles
+  (`pfvm__la_kern_bp`, inline assembly) take two K steps a loop with one
+  `vldm` for A's 8 values and one for B's 8 (36 instructions per 32
+  multiply-adds, 23 per 16 before), and add the bias row as they leave
+  the registers (beta 1: no fill of C, alpha 1 as one add, the bits of
+  the fused multiply-add with 1). The mlp's two products and their bias
+  fill: 6,427 + 1,328 -> 5,149 + 394 instructions.
+- LayerNormalization's float32 row on 32-bit Arm with a single-precision
+  FPU: the moments' two sums and the normalize loop four values a step
+  in inline assembly with one `vldm` each (vmla: the product rounded,
+  then added, the same bits as the C), the count converted from 32 bits
+  (no `__aeabi_l2f`): 1,597 + 1,144 -> 997 + 728.
+- Costs: digits_sel's pfvm flash 139,859 -> 141,666 B (the packed-B
+  Gemm path is in every build but the lean and small ones;
+  tests/mcu/flash_budget.txt updated); digits_planned's unchanged (42,903
+  B); the mlp's heap holds 3.2 KB of packed B after bind.
+- Tried and dropped: GELU's polynomial in a loop with no call (the tail
+  after, from indices kept): gcc -Os then copies the constants with
+  `vmov` before each `vfma` instead of loading them, 3,508 -> 3,572.
+- Not reached: what is left of the mlp's 16,985: the Gemm tiles (5,149:
+  A's packing about 570, the tiles' zeroing and stores), GELU 3,508
+  (27 a value: the division by sqrt 2, the polynomial's constant
+  addends, the tail's exp), the fused-loop engine's per-run work
+  (`pfvm__fz_run`, `pfvm__fz_walk`: about 1,440), the executor's per-node
+  work (`pfvm__touched` 691, output allocation, kernel calls: about
+  2,000), LayerNormalization 1,725. Next: the executor's and the fused
+  engine's per-run work moved to bind, GELU's loop in assembly two
+  values a step.
+
+MD
+    cat <<'MD'
 Issue 19, fourteenth round: kernels (before: the thirteenth round's
 "now", 487ed1e; now: the run of this round's branch mcuk13, M4
 (`mps2-an386`), QEMU `-icount`, so instruction counts, not timings: the

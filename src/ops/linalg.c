@@ -441,6 +441,117 @@ static int pfvm__la_t4_trows(int64_t m, int64_t n, int64_t k, float alpha, const
                           (ptrdiff_t)b->s_n, c, (ptrdiff_t)ldc);
     return 1;
 }
+
+#if !defined(PFVM_LEAN_KERNELS) && !defined(PFVM_SMALL_KERNELS)
+/* Gemm with a small constant transposed B on 32-bit Arm: B's columns
+ * packed in fours at bind (Gemm's prepare hook, pfvm__la_prep_bpack), so
+ * that one vldm reads B's 4 values of a step, two steps a loop (A's 8
+ * values and B's 8 in two vldm: 36 instructions per 32 multiply-adds,
+ * 23 per 16 with B read in place), and the bias row added as the tile
+ * leaves the registers (no fill of C before). */
+#define PFVM__LA_BPACK 1
+
+/* Rows 4 (A packed: ap[4p + r]) x columns 4 (B packed: bp[4p + j]), kc
+ * steps: c[r * lc + j] = bias[j] + alpha x the sum of the fused
+ * multiply-adds from 0 in K's order (the same bits as C filled with the
+ * bias row, then pfvm__la_kern_t4p's epilogue). */
+__attribute__((always_inline)) static inline void pfvm__la_kern_bp(ptrdiff_t kc, const float *ap, const float *bp,
+                                                                  float *c, ptrdiff_t lc, float alpha,
+                                                                  const float *bias)
+{
+    float c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33;
+    const float *end2 = ap + 8 * (kc / 2), *end = ap + 4 * kc;
+    float b0, b1, b2, b3;
+    __asm__ volatile(PFVM__LA_T4_Z4(0) PFVM__LA_T4_Z4(1) PFVM__LA_T4_Z4(2) PFVM__LA_T4_Z4(3)
+                     "cmp %[ap], %[end2]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[ap]!, {s16-s23}\n\t"
+                     "vldmia %[bp]!, {s24-s31}\n\t"
+                     "vfma.f32 %[c00], s16, s24\n\tvfma.f32 %[c01], s16, s25\n\t"
+                     "vfma.f32 %[c02], s16, s26\n\tvfma.f32 %[c03], s16, s27\n\t"
+                     "vfma.f32 %[c10], s17, s24\n\tvfma.f32 %[c11], s17, s25\n\t"
+                     "vfma.f32 %[c12], s17, s26\n\tvfma.f32 %[c13], s17, s27\n\t"
+                     "vfma.f32 %[c20], s18, s24\n\tvfma.f32 %[c21], s18, s25\n\t"
+                     "vfma.f32 %[c22], s18, s26\n\tvfma.f32 %[c23], s18, s27\n\t"
+                     "vfma.f32 %[c30], s19, s24\n\tvfma.f32 %[c31], s19, s25\n\t"
+                     "vfma.f32 %[c32], s19, s26\n\tvfma.f32 %[c33], s19, s27\n\t"
+                     "vfma.f32 %[c00], s20, s28\n\tvfma.f32 %[c01], s20, s29\n\t"
+                     "vfma.f32 %[c02], s20, s30\n\tvfma.f32 %[c03], s20, s31\n\t"
+                     "vfma.f32 %[c10], s21, s28\n\tvfma.f32 %[c11], s21, s29\n\t"
+                     "vfma.f32 %[c12], s21, s30\n\tvfma.f32 %[c13], s21, s31\n\t"
+                     "vfma.f32 %[c20], s22, s28\n\tvfma.f32 %[c21], s22, s29\n\t"
+                     "vfma.f32 %[c22], s22, s30\n\tvfma.f32 %[c23], s22, s31\n\t"
+                     "vfma.f32 %[c30], s23, s28\n\tvfma.f32 %[c31], s23, s29\n\t"
+                     "vfma.f32 %[c32], s23, s30\n\tvfma.f32 %[c33], s23, s31\n\t"
+                     "cmp %[ap], %[end2]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     "cmp %[ap], %[end]\n\t"
+                     "bhs 3f\n\t"
+                     "vldmia %[ap]!, {s16-s19}\n\t"
+                     "vldmia %[bp]!, {s24-s27}\n\t"
+                     "vfma.f32 %[c00], s16, s24\n\tvfma.f32 %[c01], s16, s25\n\t"
+                     "vfma.f32 %[c02], s16, s26\n\tvfma.f32 %[c03], s16, s27\n\t"
+                     "vfma.f32 %[c10], s17, s24\n\tvfma.f32 %[c11], s17, s25\n\t"
+                     "vfma.f32 %[c12], s17, s26\n\tvfma.f32 %[c13], s17, s27\n\t"
+                     "vfma.f32 %[c20], s18, s24\n\tvfma.f32 %[c21], s18, s25\n\t"
+                     "vfma.f32 %[c22], s18, s26\n\tvfma.f32 %[c23], s18, s27\n\t"
+                     "vfma.f32 %[c30], s19, s24\n\tvfma.f32 %[c31], s19, s25\n\t"
+                     "vfma.f32 %[c32], s19, s26\n\tvfma.f32 %[c33], s19, s27\n"
+                     "3:\n\t"
+                     : [ap] "+r"(ap), [bp] "+r"(bp), PFVM__LA_T4_O4(0), PFVM__LA_T4_O4(1), PFVM__LA_T4_O4(2),
+                       PFVM__LA_T4_O4(3)
+                     : [end2] "r"(end2), [end] "r"(end), [z] "r"(0)
+                     : "s16", "s17", "s18", "s19", "s20", "s21", "s22", "s23", "s24", "s25", "s26", "s27", "s28",
+                       "s29", "s30", "s31", "cc", "memory");
+    /* the bias read here, after the asm: in registers the loop left free
+     * (read before, it lives on the stack); alpha 1 (as models have it):
+     * a + b, the bits of fma(1, a, b), one instruction */
+    b0 = bias[0], b1 = bias[1], b2 = bias[2], b3 = bias[3];
+#define PFVM__LA_BP_ROW(r, OP)                                                                                 \
+    c[0] = OP(alpha, c##r##0, b0);                                                                             \
+    c[1] = OP(alpha, c##r##1, b1);                                                                             \
+    c[2] = OP(alpha, c##r##2, b2);                                                                             \
+    c[3] = OP(alpha, c##r##3, b3);                                                                             \
+    c += lc;
+#define PFVM__LA_BP_ADD(al, x, y) ((x) + (y))
+    if (alpha == 1.0f) {
+        PFVM__LA_BP_ROW(0, PFVM__LA_BP_ADD)
+        PFVM__LA_BP_ROW(1, PFVM__LA_BP_ADD) PFVM__LA_BP_ROW(2, PFVM__LA_BP_ADD) PFVM__LA_BP_ROW(3, PFVM__LA_BP_ADD)
+    } else {
+        PFVM__LA_BP_ROW(0, PFVM__LA_FMA)
+        PFVM__LA_BP_ROW(1, PFVM__LA_FMA) PFVM__LA_BP_ROW(2, PFVM__LA_FMA) PFVM__LA_BP_ROW(3, PFVM__LA_FMA)
+    }
+#undef PFVM__LA_BP_ADD
+#undef PFVM__LA_BP_ROW
+}
+
+/* C = bias row + alpha * A * B for rows 0..m4 (a multiple of 4) of A (sm
+ * apart, contiguous along K), kc <= PFVM_LA_KC steps, B's first n4
+ * columns packed (bp: panel q at bp + 4 kc q), the last ones (fewer than
+ * 4) read where they are (b, sn apart) by pfvm__la_kern_t4p1 into C
+ * filled with the bias. The same fused multiply-adds in the same order
+ * as pfvm__la_t4_trows_run on C filled with the bias: the same bits. */
+__attribute__((noinline)) static void pfvm__la_bp_run(ptrdiff_t m4, ptrdiff_t n, ptrdiff_t kc, float alpha,
+                                                      const float *a, ptrdiff_t sm, const float *bp, const float *b,
+                                                      ptrdiff_t sn, float *c, ptrdiff_t lc, const float *bias)
+{
+    float apack[4 * PFVM_LA_KC];
+    ptrdiff_t i, j, r, n4 = n / 4 * 4;
+    for (i = 0; i < m4; i += 4) {
+        float *ci = c + i * lc;
+        pfvm__la_pack_a4(kc, a + i * sm, sm, apack);
+        for (j = 0; j < n4; j += 4)
+            pfvm__la_kern_bp(kc, apack, bp + j * kc, ci + j, lc, alpha, bias + j);
+        for (; j < n; j++) {
+            for (r = 0; r < 4; r++)
+                ci[r * lc + j] = bias[j];
+            pfvm__la_kern_t4p1(kc, apack, b + j * sn, ci + j, lc, alpha);
+        }
+    }
+}
+#endif
 #endif
 #endif
 
@@ -2797,7 +2908,8 @@ typedef struct pfvm__la_gemm_st {
     const pfvm_node *node; /* whose attributes: a state of another kind is not taken */
     int ta, tb;
     float alpha, beta;     /* float attributes, kept in float: a float32 model's Gemm needs no double arithmetic */
-    void *pack;            /* x86 with AVX-512: B packed for batch-1 products (pfvm__la_gemv_pack), else NULL */
+    void *pack;            /* x86 with AVX-512: B packed for batch-1 products (pfvm__la_gemv_pack); 32-bit Arm:
+                            * small transposed B packed in fours (pfvm__la_bpack); else NULL */
 } pfvm__la_gemm_st;
 
 static void pfvm__la_gemm_read(const pfvm_node *n, pfvm__la_gemm_st *a)
@@ -2976,11 +3088,85 @@ static int pfvm__la_gemm_packed(pfvm_kctx *k, const pfvm__la_gemv_pack *pk, int6
 #endif
 
 
+#ifdef PFVM__LA_BPACK
+/* B packed at bind on 32-bit Arm (pfvm__la_bp_run): the columns 0..n4 of
+ * a constant transposed B (n4: n rounded down to 4), panel q (columns 4q
+ * .. 4q + 3) at p + 4 k q, step p's 4 values contiguous. */
+typedef struct pfvm__la_bpack {
+    const void *b;  /* the B it was packed from */
+    int32_t n, k;   /* B's dims (transposed: n rows of k) */
+    float p[];      /* 4 (n / 4) k floats */
+} pfvm__la_bpack;
+
+/* Up to 16 KB of packed B (a copy of it in RAM): the small products whose
+ * tiles are a few hundred multiply-adds, where reading B in place costs
+ * a quarter more instructions. */
+#ifndef PFVM_LA_BPACK_MAX
+#define PFVM_LA_BPACK_MAX 4096
+#endif
+
+/* Part of Gemm's prepare hook on 32-bit Arm: packs B (pfvm__la_bpack) into
+ * st->pack when pfvm__la_gemm_bp will take the product: A float and not
+ * transposed, rows a multiple of 4, B a constant float transposed with at
+ * least 4 rows, K at most PFVM_LA_KC. Otherwise it leaves the kernel as
+ * it was. */
+static pfvm_code pfvm__la_prep_bpack(const pfvm_kctx *k, const pfvm_tensor *const *consts, pfvm__la_gemm_st *st)
+{
+    const pfvm_tensor *B = k->n_in > 1 ? consts[1] : NULL, *A = k->in[0];
+    const pfvm__la_bpack *old = (const pfvm__la_bpack *)st->pack;
+    pfvm__la_bpack *pk;
+    int64_t n, kk, n4, q, p, j;
+    if (!st->tb || st->ta || !B || B->dtype != PFVM_FLOAT || !B->data || B->rank != 2 || !A ||
+        A->dtype != PFVM_FLOAT || A->rank != 2 || A->dims[0] < 4 || A->dims[0] % 4)
+        return PFVM_OK;
+    n = B->dims[0];
+    kk = B->dims[1];
+    n4 = n / 4 * 4;
+    if (n4 < 4 || kk < 1 || kk > PFVM_LA_KC || n4 * kk > PFVM_LA_BPACK_MAX)
+        return PFVM_OK;
+    if (old && old->b == B->data && old->n == n && old->k == kk)
+        return PFVM_OK; /* packed when last bound */
+    pfvm__free(st->pack);
+    st->pack = NULL;
+    pk = (pfvm__la_bpack *)pfvm__malloc(sizeof *pk + (size_t)(n4 * kk) * sizeof(float));
+    if (!pk)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "cannot allocate %lu bytes for the packed weights",
+                             (unsigned long)(sizeof *pk + (size_t)(n4 * kk) * sizeof(float)));
+    pk->b = B->data;
+    pk->n = (int32_t)n;
+    pk->k = (int32_t)kk;
+    for (q = 0; q < n4; q += 4)
+        for (p = 0; p < kk; p++)
+            for (j = 0; j < 4; j++)
+                pk->p[q * kk + 4 * p + j] = ((const float *)B->data)[(q + j) * kk + p];
+    st->pack = pk;
+    return PFVM_OK;
+}
+
+/* B packed at bind (pfvm__la_bp_run) when it serves the product Y = C +
+ * alpha * A * B: the bias C a float row of n (beta 1: the fill would copy
+ * it), A float with rows a multiple of 4; NULL otherwise. */
+static const pfvm__la_bpack *pfvm__la_gemm_bp_of(const pfvm__la_gemm_st *st, const pfvm_tensor *A,
+                                                 const pfvm_tensor *B, const pfvm_tensor *Cb, const pfvm_tensor *Y)
+{
+    const pfvm__la_bpack *pk = st ? (const pfvm__la_bpack *)st->pack : NULL;
+    if (!pk || pk->b != B->data || !st->tb || st->ta || st->beta != 1.0f || B->rank != 2 || B->dims[0] != pk->n ||
+        B->dims[1] != pk->k || A->dtype != PFVM_FLOAT || A->rank != 2 || A->dims[1] != pk->k || A->dims[0] < 4 ||
+        A->dims[0] % 4 || A->dims[0] > PTRDIFF_MAX / 4 || !Cb || Cb->dtype != PFVM_FLOAT || Cb->rank > 2 ||
+        pfvm_tensor_numel(Cb) != pk->n || (Cb->rank == 2 && Cb->dims[0] != 1) || Y->dtype != PFVM_FLOAT)
+        return NULL;
+    return pk;
+}
+#endif
+
 static void pfvm__la_gemm_st_free(void *s)
 {
 #if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
     if (s)
         pfvm__la_gemv_pack_free(((pfvm__la_gemm_st *)s)->pack);
+#elif defined(PFVM__LA_BPACK)
+    if (s)
+        pfvm__free(((pfvm__la_gemm_st *)s)->pack);
 #endif
     pfvm__free(s);
 }
@@ -3000,6 +3186,8 @@ static pfvm_code pfvm__la_prep_gemm(const pfvm_kctx *k, const pfvm_tensor *const
     }
 #if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
     return pfvm__la_prep_gemv(k, consts, a);
+#elif defined(PFVM__LA_BPACK)
+    return pfvm__la_prep_bpack(k, consts, a);
 #else
     (void)consts;
     return PFVM_OK;
@@ -3015,6 +3203,9 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
     int ta, tb;
     float alpha, beta;
     int64_t m, n, kk, dims[2];
+#ifdef PFVM__LA_BPACK
+    const pfvm__la_bpack *bp;
+#endif
     if (kept && kept->node == k->node)
         at = *kept;
     else
@@ -3034,7 +3225,19 @@ static pfvm_code pfvm__la_k_gemm(pfvm_kctx *k)
     if (!PFVM__F64 && (A->dtype != PFVM_FLOAT || B->dtype != PFVM_FLOAT || (Cb && Cb->dtype != PFVM_FLOAT)))
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
                              "inputs of types other than float32 need a build without PFVM_FLOAT32_ONLY");
-    if (pfvm_kctx_output(k, 0, A->dtype, 2, dims) || pfvm__la_gemm_bias(k, Cb, beta, Y) ||
+    if (pfvm_kctx_output(k, 0, A->dtype, 2, dims))
+        return k->st ? k->st->code : PFVM_ERR_SHAPE;
+#ifdef PFVM__LA_BPACK
+    /* B packed at bind: the bias row added in the tiles, no fill */
+    if (kept && kept->node == k->node && (bp = pfvm__la_gemm_bp_of(kept, A, B, Cb, Y)) != NULL) {
+        if (pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(Y), (uint64_t)kk)))
+            return k->st ? k->st->code : PFVM_ERR_SHAPE;
+        pfvm__la_bp_run((ptrdiff_t)m, bp->n, bp->k, alpha, (const float *)A->data, bp->k, bp->p,
+                        (const float *)B->data, bp->k, (float *)Y->data, bp->n, (const float *)Cb->data);
+        return PFVM_OK;
+    }
+#endif
+    if (pfvm__la_gemm_bias(k, Cb, beta, Y) ||
         pfvm_kctx_spend(k, pfvm__sat_mul((uint64_t)pfvm_tensor_numel(Y), (uint64_t)(kk > 0 ? kk : 0))))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
     if (A->dtype == PFVM_FLOAT && B->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {

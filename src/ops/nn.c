@@ -4060,12 +4060,54 @@ static void pfvm__nn_affine(const pfvm_tensor *x, pfvm_tensor *y, int64_t off, i
     }
 }
 
+/* 32-bit Arm with a single-precision FPU: the normalizations' float32
+ * loops in assembly (pfvm__nn_moments_f32, pfvm__nn_ln_row4) */
+#if defined(__GNUC__) && defined(__thumb2__) && defined(__ARM_FP) && (__ARM_FP & 4) && !defined(PFVM_NO_ASM)
+#define PFVM__NN_LN_ASM 1
+#endif
+
 /* Mean and 1 / sqrt(variance + eps) of len floats, in float (the
  * normalizations' float32 path: ONNX's stash type float). */
 static void pfvm__nn_moments_f32(const float *x, int64_t len, float eps, float *mean, float *inv)
 {
-    float s = 0, s2 = 0, m, n = (float)(len ? len : 1), d0, d1, d2, d3;
     ptrdiff_t i, nl = (ptrdiff_t)len; /* pointer-sized: no 64-bit compares on a 32-bit core */
+    float s = 0, s2 = 0, m, n = (float)(nl ? nl : 1), d0, d1, d2, d3; /* n: no 64-bit conversion either */
+#ifdef PFVM__NN_LN_ASM
+    /* 32-bit Arm: both sums four a step with one vldm (the same operations
+     * in the same order as the C below: the same bits) */
+    const float *p = x, *end = x + nl / 4 * 4;
+    __asm__ volatile("cmp %[p], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[p]!, {s0-s3}\n\t"
+                     "vadd.f32 %[s], %[s], s0\n\tvadd.f32 %[s], %[s], s1\n\t"
+                     "vadd.f32 %[s], %[s], s2\n\tvadd.f32 %[s], %[s], s3\n\t"
+                     "cmp %[p], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [p] "+r"(p), [s] "+t"(s)
+                     : [end] "r"(end)
+                     : "s0", "s1", "s2", "s3", "cc", "memory");
+    for (i = nl / 4 * 4; i < nl; i++)
+        s += x[i];
+    m = s / n;
+    p = x;
+    __asm__ volatile("cmp %[p], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[p]!, {s0-s3}\n\t"
+                     "vsub.f32 s0, s0, %[m]\n\tvsub.f32 s1, s1, %[m]\n\t"
+                     "vsub.f32 s2, s2, %[m]\n\tvsub.f32 s3, s3, %[m]\n\t"
+                     "vmla.f32 %[s2], s0, s0\n\tvmla.f32 %[s2], s1, s1\n\t"
+                     "vmla.f32 %[s2], s2, s2\n\tvmla.f32 %[s2], s3, s3\n\t"
+                     "cmp %[p], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [p] "+r"(p), [s2] "+t"(s2)
+                     : [end] "r"(end), [m] "t"(m)
+                     : "s0", "s1", "s2", "s3", "cc", "memory");
+    (void)d0, (void)d1, (void)d2, (void)d3;
+#else
     /* four at a time, added in order (the same sums as one at a time):
      * a quarter of the loop steps on cores where -Os does not unroll */
     for (i = 0; i + 4 <= nl; i += 4)
@@ -4080,7 +4122,8 @@ static void pfvm__nn_moments_f32(const float *x, int64_t len, float eps, float *
         d3 = x[i + 3] - m;
         s2 = s2 + d0 * d0 + d1 * d1 + d2 * d2 + d3 * d3;
     }
-    for (; i < nl; i++)
+#endif
+    for (i = nl / 4 * 4; i < nl; i++)
         s2 += (x[i] - m) * (x[i] - m);
     *mean = m;
     *inv = 1.0f / sqrtf(s2 / n + eps);
@@ -4306,6 +4349,38 @@ static int pfvm__nn_ln_param_ok(const pfvm_tensor *p, const pfvm_tensor *X, int 
     return 1;
 }
 
+#ifdef PFVM__NN_LN_ASM
+/* LayerNormalization's row on 32-bit Arm with a single-precision FPU: y =
+ * (x - m) * f * s + b for the first n4 values (a multiple of 4), four a
+ * step with one vldm each for x, s and b and one vstm for y (5 to 6
+ * instructions a value, 12.5 in gcc -Os's loop). vmla rounds the product
+ * before it adds (not fused): the operations of the C loop in its order,
+ * the same bits. */
+static void pfvm__nn_ln_row4(float *y, const float *x, const float *s, const float *b, ptrdiff_t n4, float m, float f)
+{
+    const float *end = x + n4;
+    __asm__ volatile("cmp %[x], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[x]!, {s0-s3}\n\t"
+                     "vldmia %[s]!, {s4-s7}\n\t"
+                     "vldmia %[b]!, {s8-s11}\n\t"
+                     "vsub.f32 s0, s0, %[m]\n\tvsub.f32 s1, s1, %[m]\n\t"
+                     "vsub.f32 s2, s2, %[m]\n\tvsub.f32 s3, s3, %[m]\n\t"
+                     "vmul.f32 s0, s0, %[f]\n\tvmul.f32 s1, s1, %[f]\n\t"
+                     "vmul.f32 s2, s2, %[f]\n\tvmul.f32 s3, s3, %[f]\n\t"
+                     "vmla.f32 s8, s0, s4\n\tvmla.f32 s9, s1, s5\n\t"
+                     "vmla.f32 s10, s2, s6\n\tvmla.f32 s11, s3, s7\n\t"
+                     "vstmia %[y]!, {s8-s11}\n\t"
+                     "cmp %[x], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [x] "+r"(x), [s] "+r"(s), [b] "+r"(b), [y] "+r"(y)
+                     : [end] "r"(end), [m] "t"(m), [f] "t"(f)
+                     : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "cc", "memory");
+}
+#endif
+
 static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
@@ -4350,12 +4425,17 @@ static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
             if (ns_ == nq && bp && nb_ == nq) { /* scale and bias of the row's length: no wrapping (same bits) */
                 /* four a step, like the moments: a quarter of the loop's
                  * steps where -Os unrolls nothing; each value as below */
+#ifdef PFVM__NN_LN_ASM
+                q = nq / 4 * 4;
+                pfvm__nn_ln_row4(yp, xp, sp, bp, q, fm, fi);
+#else
                 for (q = 0; q + 4 <= nq; q += 4) {
                     yp[q] = (xp[q] - fm) * fi * sp[q] + bp[q];
                     yp[q + 1] = (xp[q + 1] - fm) * fi * sp[q + 1] + bp[q + 1];
                     yp[q + 2] = (xp[q + 2] - fm) * fi * sp[q + 2] + bp[q + 2];
                     yp[q + 3] = (xp[q + 3] - fm) * fi * sp[q + 3] + bp[q + 3];
                 }
+#endif
                 for (; q < nq; q++)
                     yp[q] = (xp[q] - fm) * fi * sp[q] + bp[q];
             } else
