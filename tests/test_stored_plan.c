@@ -152,7 +152,6 @@ static void check_bad(const unsigned char *bytes, size_t n, const char *from, co
     free(b);
 }
 
-#ifdef STORED_PLAN_AMALGAMATED
 /* Appends protobuf field `field` holding n bytes (n < 128) to out: its size. */
 static size_t pb_bytes(unsigned char *out, int field, const void *data, size_t n)
 {
@@ -196,6 +195,7 @@ static pfvm_code load_two_relus(const char *a0, const char *r0, const char *a1, 
     return m ? PFVM_OK : st->code;
 }
 
+#ifdef STORED_PLAN_AMALGAMATED
 int main(int argc, char **argv)
 #else
 int main(void)
