@@ -194,6 +194,13 @@
  *                         name is searched along the graph's values (no
  *                         name map: loading takes time quadratic in the
  *                         number of values, fine for firmware models).
+ *                         The reader takes the nodes in their stored
+ *                         order, each input defined before (a node that
+ *                         reads a later node's output fails to load:
+ *                         "input ... is not defined by a graph input, an
+ *                         initializer or an earlier node"; no pass
+ *                         declaring outputs ahead), and skips doc strings
+ *                         (left "").
  *                         digits planned on a Cortex-M4F (with the
  *                         switches above and below): pfvm's flash 57.4 ->
  *                         51.4 KB, the reader and executor with no
@@ -2704,8 +2711,14 @@ PFVM_INTERNAL void *stbds_shmode_func(size_t elemsize, int mode);
  * or NULL); `a` is an lvalue, evaluated more than once. */
 #define pfvm__arrreserve(a, n) \
     ((size_t)(n) <= stbds_arrcap(a) || ((a) = PFVM__ARR_GROW((a), sizeof *(a), (size_t)(n)), (size_t)(n) <= stbds_arrcap(a)))
-#define pfvm__arrpush(a, v) (pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + 1) ? (stbds_arrput((a), (v)), 1) : 0)
-#define pfvm__arrsetlen(a, n) (pfvm__arrreserve((a), (n)) ? (stbds_arrsetlen((a), (n)), 1) : 0)
+/* (after the reserve the array has the room: the element is stored and
+ * the length set without stb_ds's own growth check, code at every push) */
+#define pfvm__arrpush(a, v) \
+    (pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + 1) ? (pfvm__arrput_reserved((a), (v)), 1) : 0)
+/* Appends v to `a`, which a pfvm__arrreserve has given the room for it. */
+#define pfvm__arrput_reserved(a, v) ((a)[stbds_header(a)->length++] = (v))
+#define pfvm__arrsetlen(a, n) \
+    (pfvm__arrreserve((a), (n)) ? ((a) ? (stbds_header(a)->length = (size_t)(n)) : 0, 1) : 0)
 /* Shortens an array (never grows it). */
 #define pfvm__arrtrunc(a, n) \
     stbds_arrsetlen((a), (size_t)(n) < (size_t)stbds_arrlen(a) ? (size_t)(n) : (size_t)stbds_arrlen(a))
@@ -6956,7 +6969,7 @@ static pfvm_value *pfvm__scoped_graph_value(pfvm_graph *g, const char *name, pfv
         pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    stbds_arrput(g->values, v);
+    pfvm__arrput_reserved(g->values, v);
     return v;
 }
 
@@ -7019,7 +7032,7 @@ static pfvm_code pfvm__scoped_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_
         if (pfvm_shape_from_dims(g->model->syms, &v->type.shape, t->rank, t->dims, st))
             return st ? st->code : PFVM_ERR_NOMEM;
     }
-    stbds_arrput(g->inits, v);
+    pfvm__arrput_reserved(g->inits, v);
     return PFVM_OK;
 }
 
@@ -7066,7 +7079,7 @@ static pfvm_node *pfvm__scoped_graph_add_node(pfvm_graph *g, const char *op_type
     n->n_outputs = n_outputs;
     n->graph = g;
     n->id = (int)stbds_arrlen(g->nodes);
-    stbds_arrput(g->nodes, n);
+    pfvm__arrput_reserved(g->nodes, n);
     return n;
 nomem:
     pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");

@@ -16,7 +16,8 @@
  * a model `interp opt --planned` wrote and checks the same byte
  * replacements against the model's own outputs (tests/switches.sh); with
  * PFVM_PLANNED_ONLY also that a dim without a number and a tensor without
- * raw_data are refused on load:
+ * raw_data are refused on load, and a node that reads a later node's
+ * output (the stored order is checked as the nodes are read):
  *
  *   build/tests/test_stored_plan_device PLANNED.onnx
  */
@@ -149,6 +150,49 @@ static void check_bad(const unsigned char *bytes, size_t n, const char *from, co
                   (int)rc, st.msg, msg);
     }
     free(b);
+}
+
+/* Appends protobuf field `field` holding n bytes (n < 128) to out: its size. */
+static size_t pb_bytes(unsigned char *out, int field, const void *data, size_t n)
+{
+    out[0] = (unsigned char)(field << 3 | 2);
+    out[1] = (unsigned char)n;
+    memcpy(out + 2, data, n);
+    return n + 2;
+}
+
+/* A NodeProto Relu(in) -> out. */
+static size_t pb_relu(unsigned char *out, const char *in, const char *res)
+{
+    size_t n = pb_bytes(out, 1, in, strlen(in));
+    n += pb_bytes(out + n, 2, res, strlen(res));
+    return n + pb_bytes(out + n, 4, "Relu", 4);
+}
+
+/* Loads a model of two Relu nodes (a0 -> r0, then a1 -> r1) with graph
+ * input x and output z: the load's code, st's message. */
+static pfvm_code load_two_relus(const char *a0, const char *r0, const char *a1, const char *r1, pfvm_status *st)
+{
+    unsigned char node[64], graph[256], model[320], vi[16];
+    static const unsigned char opset[] = {0x10, 13}; /* version 13 */
+    size_t g = 0, n = 0, k;
+    pfvm_model *m;
+    k = pb_relu(node, a0, r0);
+    g += pb_bytes(graph + g, 1, node, k);
+    k = pb_relu(node, a1, r1);
+    g += pb_bytes(graph + g, 1, node, k);
+    g += pb_bytes(graph + g, 2, "g", 1);
+    k = pb_bytes(vi, 1, "x", 1);
+    g += pb_bytes(graph + g, 11, vi, k);
+    k = pb_bytes(vi, 1, "z", 1);
+    g += pb_bytes(graph + g, 12, vi, k);
+    model[n++] = 0x08; /* ir_version 8 */
+    model[n++] = 8;
+    n += pb_bytes(model + n, 8, opset, sizeof opset);
+    n += pb_bytes(model + n, 7, graph, g);
+    m = pfvm_onnx_load_memory(model, n, 0, st);
+    pfvm_model_free(m);
+    return m ? PFVM_OK : st->code;
 }
 
 #ifdef STORED_PLAN_AMALGAMATED
@@ -299,6 +343,32 @@ int main(void)
         CHECK_MSG(rc == PFVM_OK && !strcmp(pfvm_graph_node(g, 0)->name, "a"), "%s", st.msg);
 #endif
         pfvm_model_free(m);
+    }
+
+    /* the same out of order in a file: PFVM_PLANNED_ONLY checks the stored
+     * order as it reads the nodes (no pass declaring outputs ahead) */
+    {
+        pfvm_code rc = load_two_relus("y", "z", "x", "y", &st);
+#if defined(PFVM_PLANNED_ONLY)
+        CHECK_MSG(rc == PFVM_ERR_INVALID && strstr(st.msg, "input 'y' is not defined by a graph input, an initializer or "
+                                                           "an earlier node"),
+                  "%s", rc ? st.msg : "loaded");
+#elif defined(STORED_PLAN_AMALGAMATED)
+        CHECK_MSG(rc == PFVM_ERR_INVALID && strstr(st.msg, "later node"), "%s", rc ? st.msg : "loaded");
+#else
+        CHECK_MSG(rc == PFVM_OK, "%s", st.msg);
+#endif
+        /* in order: loads everywhere */
+        rc = load_two_relus("x", "y", "y", "z", &st);
+        CHECK_MSG(rc == PFVM_OK, "%s", st.msg);
+        /* a node reading its own output, two nodes making one value, a
+         * node writing a graph input: refused everywhere */
+        rc = load_two_relus("x", "y", "z", "z", &st);
+        CHECK_MSG(rc == PFVM_ERR_INVALID, "%s", rc ? st.msg : "loaded");
+        rc = load_two_relus("x", "z", "x", "z", &st);
+        CHECK_MSG(rc == PFVM_ERR_INVALID && strstr(st.msg, "already defined"), "%s", rc ? st.msg : "loaded");
+        rc = load_two_relus("x", "x", "x", "z", &st);
+        CHECK_MSG(rc == PFVM_ERR_INVALID && strstr(st.msg, "already defined"), "%s", rc ? st.msg : "loaded");
     }
 
 #ifdef STORED_PLAN_AMALGAMATED

@@ -183,8 +183,14 @@ PFVM_INTERNAL void *stbds_shmode_func(size_t elemsize, int mode);
  * or NULL); `a` is an lvalue, evaluated more than once. */
 #define pfvm__arrreserve(a, n) \
     ((size_t)(n) <= stbds_arrcap(a) || ((a) = PFVM__ARR_GROW((a), sizeof *(a), (size_t)(n)), (size_t)(n) <= stbds_arrcap(a)))
-#define pfvm__arrpush(a, v) (pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + 1) ? (stbds_arrput((a), (v)), 1) : 0)
-#define pfvm__arrsetlen(a, n) (pfvm__arrreserve((a), (n)) ? (stbds_arrsetlen((a), (n)), 1) : 0)
+/* (after the reserve the array has the room: the element is stored and
+ * the length set without stb_ds's own growth check, code at every push) */
+#define pfvm__arrpush(a, v) \
+    (pfvm__arrreserve((a), (size_t)stbds_arrlen(a) + 1) ? (pfvm__arrput_reserved((a), (v)), 1) : 0)
+/* Appends v to `a`, which a pfvm__arrreserve has given the room for it. */
+#define pfvm__arrput_reserved(a, v) ((a)[stbds_header(a)->length++] = (v))
+#define pfvm__arrsetlen(a, n) \
+    (pfvm__arrreserve((a), (n)) ? ((a) ? (stbds_header(a)->length = (size_t)(n)) : 0, 1) : 0)
 /* Shortens an array (never grows it). */
 #define pfvm__arrtrunc(a, n) \
     stbds_arrsetlen((a), (size_t)(n) < (size_t)stbds_arrlen(a) ? (size_t)(n) : (size_t)stbds_arrlen(a))

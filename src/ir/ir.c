@@ -601,7 +601,7 @@ static pfvm_value *pfvm__scoped_graph_value(pfvm_graph *g, const char *name, pfv
         pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    stbds_arrput(g->values, v);
+    pfvm__arrput_reserved(g->values, v);
     return v;
 }
 
@@ -664,7 +664,7 @@ static pfvm_code pfvm__scoped_graph_add_init(pfvm_graph *g, pfvm_value *v, pfvm_
         if (pfvm_shape_from_dims(g->model->syms, &v->type.shape, t->rank, t->dims, st))
             return st ? st->code : PFVM_ERR_NOMEM;
     }
-    stbds_arrput(g->inits, v);
+    pfvm__arrput_reserved(g->inits, v);
     return PFVM_OK;
 }
 
@@ -711,7 +711,7 @@ static pfvm_node *pfvm__scoped_graph_add_node(pfvm_graph *g, const char *op_type
     n->n_outputs = n_outputs;
     n->graph = g;
     n->id = (int)stbds_arrlen(g->nodes);
-    stbds_arrput(g->nodes, n);
+    pfvm__arrput_reserved(g->nodes, n);
     return n;
 nomem:
     pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");

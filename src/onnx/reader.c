@@ -24,6 +24,20 @@
 #endif
 #define PFVM__ONNX_TENSORS_ONLY_MSG "a build without PFVM_ONNX_TENSORS_ONLY"
 
+/* PFVM_PLANNED_ONLY: the reader takes what the executor needs of a planned
+ * file: every dim is a number (the stored plan's shapes), so it makes no
+ * symbol and the symbol table's naming code is not linked; doc strings
+ * are skipped (left ""); nodes are read in their stored order, each input
+ * defined before (no second pass declaring outputs ahead: a node reading
+ * a later value fails as read, "input ... is not defined"). */
+#ifdef PFVM_PLANNED_ONLY
+#define PFVM__ONNX_PLANNED_ONLY 1
+#else
+#define PFVM__ONNX_PLANNED_ONLY 0
+#endif
+/* whether doc strings are kept */
+#define PFVM__ONNX_DOCS (!PFVM__ONNX_PLANNED_ONLY)
+
 /* A byte range inside the input; strings and submessages are spans. */
 typedef struct pfvm__onnx_slice {
     const unsigned char *p;
@@ -798,15 +812,6 @@ done:
 
 static pfvm_code pfvm__onnx_type(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *vname, pfvm_type *out);
 
-/* PFVM_PLANNED_ONLY: every dim is a number (the stored plan's shapes), so
- * the reader makes no symbol and the symbol table's naming code is not
- * linked. */
-#ifdef PFVM_PLANNED_ONLY
-#define PFVM__ONNX_PLANNED_ONLY 1
-#else
-#define PFVM__ONNX_PLANNED_ONLY 0
-#endif
-
 /* The symbol for an unnamed dim: fresh, named after its value ("x_d0").
  * The name buffer stays well under pfvm_sym_fresh's, so that its numbered
  * variants ("x_d0_2") always differ. */
@@ -1129,7 +1134,7 @@ static pfvm_code pfvm__onnx_vinfo_apply(pfvm__onnx_rd *r, const pfvm__onnx_vinfo
             v->has_type_info = 1;
         }
     }
-    if (vi->doc.n && !(v->doc = pfvm__onnx_str(r, vi->doc)))
+    if (PFVM__ONNX_DOCS && vi->doc.n && !(v->doc = pfvm__onnx_str(r, vi->doc)))
         return pfvm__onnx_err(r);
     return PFVM_OK;
 }
@@ -1443,7 +1448,7 @@ static pfvm_code pfvm__onnx_attr(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_gra
     memset(a, 0, sizeof *a);
     a->s = "";
     a->doc = "";
-    if (!rc && (!(a->name = pfvm__onnx_str(r, p.name)) || (p.doc.n && !(a->doc = pfvm__onnx_str(r, p.doc))) ||
+    if (!rc && (!(a->name = pfvm__onnx_str(r, p.name)) || (PFVM__ONNX_DOCS && p.doc.n && !(a->doc = pfvm__onnx_str(r, p.doc))) ||
                 (p.ref.n && !(a->ref_attr_name = pfvm__onnx_str(r, p.ref)))))
         rc = pfvm__onnx_err(r);
     if (!rc && !p.type && !PFVM__ONNX_PLANNED_ONLY)
@@ -1530,7 +1535,8 @@ static pfvm_code pfvm__onnx_predeclare(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__on
 }
 
 /* Resolves a node's input names (outer scopes included) and output names
- * (predeclared in g); "" is an omitted optional: NULL. */
+ * (predeclared in g, or made here with PFVM_PLANNED_ONLY); "" is an
+ * omitted optional: NULL. */
 static pfvm_code pfvm__onnx_node_values(pfvm__onnx_rd *r, pfvm_graph *g, const pfvm__onnx_node_parts *p,
                                         const char *where, pfvm_value ***ins, pfvm_value ***outs)
 {
@@ -1542,7 +1548,11 @@ static pfvm_code pfvm__onnx_node_values(pfvm__onnx_rd *r, pfvm_graph *g, const p
             if (!(nm = pfvm__onnx_name(r, p->ins[i], where)))
                 return pfvm__onnx_err(r);
             if (!(v = pfvm_graph_find(g, nm)))
-                return pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: input '%s' is not defined", where, nm);
+                return pfvm__fail(r->st, PFVM_ERR_INVALID,
+                                  PFVM__ONNX_PLANNED_ONLY ? "%s: input '%s' is not defined by a graph input, an "
+                                                            "initializer or an earlier node"
+                                                          : "%s: input '%s' is not defined",
+                                  where, nm);
         }
         if (!pfvm__arrpush(*ins, v))
             return pfvm__onnx_nomem(r);
@@ -1553,7 +1563,12 @@ static pfvm_code pfvm__onnx_node_values(pfvm__onnx_rd *r, pfvm_graph *g, const p
         if (p->outs[i].n) {
             if (!(nm = pfvm__onnx_name(r, p->outs[i], where)))
                 return pfvm__onnx_err(r);
-            if (!(v = pfvm_graph_find_local(g, nm)))
+            /* PFVM_PLANNED_ONLY: made here, as the node is read (its
+             * outputs are not declared ahead) */
+            v = PFVM__ONNX_PLANNED_ONLY ? pfvm_graph_value(g, nm, r->st) : pfvm_graph_find_local(g, nm);
+            if (!v && PFVM__ONNX_PLANNED_ONLY)
+                return pfvm__onnx_err(r);
+            if (!v)
                 return pfvm__fail(r->st, PFVM_ERR_INVALID, "%s: output '%s' was not declared", where, nm);
         }
         if (!pfvm__arrpush(*outs, v))
@@ -1601,12 +1616,14 @@ static pfvm_code pfvm__onnx_node(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_sli
         rc = pfvm__onnx_err(r);
     if (rc)
         goto done;
-    pfvm__snprintf(where, sizeof where, "node '%.200s' (%.80s)", name[0] ? name : op, op);
+    where[0] = 0;
+    if (PFVM__MSG_DETAIL) /* a terse message does not show it */
+        pfvm__snprintf(where, sizeof where, "node '%.200s' (%.80s)", name[0] ? name : op, op);
     rc = pfvm__onnx_node_values(r, g, &p, where, &ins, &outs);
     if (rc)
         goto done;
     n = pfvm_graph_add_node(g, op, domain, name, ins, (int)stbds_arrlen(ins), outs, (int)stbds_arrlen(outs), r->st);
-    if (!n || (p.doc.n && !(n->doc = pfvm__onnx_str(r, p.doc))))
+    if (!n || (PFVM__ONNX_DOCS && p.doc.n && !(n->doc = pfvm__onnx_str(r, p.doc))))
         rc = pfvm__onnx_err(r);
     else
         rc = pfvm__onnx_node_attrs(r, n, &p, where);
@@ -1665,7 +1682,8 @@ static pfvm_code pfvm__onnx_inits(pfvm__onnx_rd *r, pfvm_graph *g, const pfvm__o
 
 /* Builds g from its parts, in an order that makes every name visible
  * before any node or subgraph refers to it: inputs, initializers, every
- * node's outputs, then the nodes, outputs and value_info. */
+ * node's outputs (not with PFVM_PLANNED_ONLY: the stored order is checked
+ * as read), then the nodes, outputs and value_info. */
 static pfvm_code pfvm__onnx_graph_body(pfvm__onnx_rd *r, pfvm_graph *g, const pfvm__onnx_graph_parts *p)
 {
     int i;
@@ -1674,7 +1692,7 @@ static pfvm_code pfvm__onnx_graph_body(pfvm__onnx_rd *r, pfvm_graph *g, const pf
         rc = pfvm__onnx_graph_input(r, g, p->inputs[i]);
     if (!rc)
         rc = pfvm__onnx_inits(r, g, p);
-    for (i = 0; !rc && i < (int)stbds_arrlen(p->nodes); i++)
+    for (i = 0; !PFVM__ONNX_PLANNED_ONLY && !rc && i < (int)stbds_arrlen(p->nodes); i++)
         rc = pfvm__onnx_predeclare(r, g, p->nodes[i]);
     for (i = 0; !rc && i < (int)stbds_arrlen(p->nodes); i++)
         rc = pfvm__onnx_node(r, g, p->nodes[i]);
@@ -1704,7 +1722,7 @@ static pfvm_code pfvm__onnx_graph(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_gr
     if (!rc) {
         g->owner = owner;
         *out = g;
-        if ((p.name.n && !(g->name = pfvm__onnx_str(r, p.name))) || (p.doc.n && !(g->doc = pfvm__onnx_str(r, p.doc))))
+        if ((p.name.n && !(g->name = pfvm__onnx_str(r, p.name))) || (PFVM__ONNX_DOCS && p.doc.n && !(g->doc = pfvm__onnx_str(r, p.doc))))
             rc = pfvm__onnx_err(r);
         else
             rc = pfvm__onnx_graph_body(r, g, &p);
