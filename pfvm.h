@@ -27614,11 +27614,11 @@ PFVM__LA_NOINLINE static void pfvm__la_small_dots(const float *a, ptrdiff_t sa, 
  * chunk); the clamp of e after. Matrix-vector products take
  * pfvm__la_gemv, as in the whole engine (their rounding). A in place
  * (strides as_m, as_k). */
-static void pfvm__la_small_in(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m,
-                              int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc,
-                              const pfvm_la_epi *e, int gemv)
+PFVM__LA_NOINLINE static void pfvm__la_nest(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                                             int64_t as_m, int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c,
+                                             int64_t ldc, const pfvm_la_epi *e)
 {
-    float panel[PFVM_LA_KC * PFVM_LA_NB], s[4];
+    float panel[PFVM_LA_KC * PFVM_LA_NB], s[4]; /* (a frame of its own: the matrix-vector loops need none) */
     ptrdiff_t i, j, q, nr, kc;
     int64_t j0, p0;
     int w;
@@ -27627,15 +27627,6 @@ static void pfvm__la_small_in(int64_t m, int64_t n, int64_t k, float alpha, cons
     e = pfvm__la_epi_bias_only(e0, &e_tmp); /* the residual (and its clamp) after */
     if (m <= 0 || n <= 0 || k <= 0)
         return;
-    if (gemv && pfvm__la_gemv_fits(m, pack, user)) {
-        if (e)
-            pfvm__la_epi_fill(e, m, 0, n, c, ldc);
-        pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc);
-        if (e)
-            pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
-        pfvm__la_epi_res(e0, m, 0, n, c, ldc);
-        return;
-    }
     for (j0 = 0; j0 < n; j0 += PFVM_LA_NB) {
         nr = (ptrdiff_t)(n - j0 < PFVM_LA_NB ? n - j0 : PFVM_LA_NB);
         for (p0 = 0; p0 < k; p0 += kc) {
@@ -27660,15 +27651,26 @@ static void pfvm__la_small_in(int64_t m, int64_t n, int64_t k, float alpha, cons
 static void pfvm__la_small(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
                            pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, const pfvm_la_epi *e)
 {
-    pfvm__la_small_in(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, e, 1);
+    pfvm_la_epi e_tmp;
+    const pfvm_la_epi *eb = pfvm__la_epi_bias_only(e, &e_tmp); /* the residual (and its clamp) after */
+    if (m > 0 && n > 0 && k > 0 && pfvm__la_gemv_fits(m, pack, user)) {
+        if (eb)
+            pfvm__la_epi_fill(eb, m, 0, n, c, ldc);
+        pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc);
+        if (eb)
+            pfvm__la_epi_clamp(eb, m, 0, n, c, ldc);
+        pfvm__la_epi_res(e, m, 0, n, c, ldc);
+        return;
+    }
+    pfvm__la_nest(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, e);
 }
 
 /* PFVM_LEAN_KERNELS' engine: one tile kernel and one driver. On 32-bit
  * Arm, rows of A in place in fours with a panel of B in ws (the
  * executor's workspace: pfvm_la_sgemm_ws_floats) take the 4x4 tile
  * (pfvm__la_t4_inplace, epilogue as it stores) and the last rows (fewer
- * than 4) the loop nest (pfvm__la_small_in without its matrix-vector
- * loops, whose rounding is another); every other product (a transposed
+ * than 4) the loop nest (pfvm__la_nest: not the matrix-vector loops,
+ * whose rounding is another); every other product (a transposed
  * A, no workspace given; off 32-bit Arm all of them) takes
  * pfvm__la_small, which takes the matrix-vector loops where they fit
  * (m <= 2, as the whole engine). The tile and the loop nest round every
@@ -27687,8 +27689,8 @@ static void pfvm__la_lean(int64_t m, int64_t n, int64_t k, float alpha, const fl
                 rest = *eb;
                 rest.bias = eb->bias ? eb->bias + m4 : NULL;
             }
-            pfvm__la_small_in(m - m4, n, k, alpha, a + m4 * as_m, as_m, 1, pack, user, c + m4 * ldc, ldc,
-                              eb ? &rest : NULL, 0); /* part of a larger product: not the matrix-vector loops */
+            pfvm__la_nest(m - m4, n, k, alpha, a + m4 * as_m, as_m, 1, pack, user, c + m4 * ldc, ldc,
+                          eb ? &rest : NULL); /* part of a larger product: not the matrix-vector loops */
         }
         pfvm__la_epi_res(e, m, 0, n, c, ldc);
         return;
