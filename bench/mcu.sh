@@ -263,6 +263,96 @@ What this round did:
 
 MD
     cat <<'MD'
+Issue 19, fifteenth round: kernel flash (before: the fourteenth round's
+"now" as merged, 42,903 B, the top table of 9e4e3b4; now: this round's
+branch mcuf14, 584e32f, digits_planned's image linked with main's
+planned_ops.h and program objects, map figure `awk -f
+tests/mcu/flash_by_origin.awk`; M4 instruction counts from QEMU
+`-icount`, so not timings: the load, 20-24 on 2 shared cores during this
+round, does not change them; outputs bit-exact with the host build and
+with `interp run` (tests/mcu/run.sh digits_planned mlp_mnist_planned
+digits_small: 6 passed, at bd48d03; the 584e32f image rerun in QEMU and
+compared with the host's bits by hand)):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| pfvm flash, digits_planned (`PFVM_LEAN_KERNELS`) | 41.9 KB (42,903 B) | 37.4 KB (38,277 B) | <= 32 KB |
+| pfvm flash, digits_small (`PFVM_SMALL_KERNELS`, opt-in) | 35.1 KB (35,991 B) | 35.3 KB (36,235 B) | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | 21.6 KB (22,071 B) | 21.6 KB (22,071 B) | <= 16 KB |
+| matrix engine + Gemm in digits_planned (ops/linalg.c) | 9.5 KB (9,764 B) | 5.8 KB (5,972 B) | - |
+| instructions per inference, digits_planned (M4) | 832,400 | 834,640 | - |
+| instructions per inference, mlp_mnist_planned (M4) | 294,640 | 294,720 (bd48d03) | - |
+| stack in a run, digits_planned | 2.5 KB | 2.1 KB (2,104 B) | - |
+
+Target not met: digits_planned is 5.4 KB over 32 KB with this round's
+kernel cuts alone (the reader and executor, about 21 KB of it, are
+another engineer's round, mcur14).
+
+pfvm's flash in digits_planned by source after this round (`python3
+bench/flash_by_dir.py build/mcu/an386/digits_planned.elf`; 41,768 B of
+symbols before, 37,142 now):
+
+| source | bytes | KB |
+| --- | ---: | ---: |
+| ops/nn.c | 7550 | 7.4 |
+| onnx | 7540 | 7.4 |
+| ops/linalg.c | 5972 | 5.8 |
+| exec | 5928 | 5.8 |
+| ir | 4100 | 4.0 |
+| base | 1822 | 1.8 |
+| opi | 1296 | 1.3 |
+| ops/tensor.c | 708 | 0.7 |
+| ops/elementwise.c | 576 | 0.6 |
+| ops (macro-made kernels) | 540 | 0.5 |
+| (others, each < 512 B) | 1110 | 1.1 |
+| **pfvm symbols** | 37142 | 36.3 |
+
+What this round did (all under `PFVM_LEAN_KERNELS` but the division):
+
+- One tile kernel and one driver. The planned digits build ran the 4x4
+  tile with A in place (`pfvm__la_t4_inplace`, `pfvm__la_kern_t4a`) for
+  Conv and the matrix-vector dots for the Gemm (fourteenth round's QEMU
+  trace); linked but never run: the transposed-B row of tiles
+  (`pfvm__la_t4_trows_run` 940 B), the edge rows' packed strip and
+  kernel (`pfvm__la_kern_t4` 568, `pfvm__la_edge`, `pfvm__la_pack_a`),
+  the engine's entry (`pfvm__la_sgemm_in` 1,080, with its blocking and
+  the stack blocks' frame). Now every product goes to `pfvm__la_lean`:
+  rows of A in place in fours, with the executor's workspace as B's
+  panel, take the tile (epilogue as it stores), the last rows (fewer
+  than 4) the loop nest (`pfvm__la_nest`), everything else (a transposed
+  A, a packed A, no workspace) `pfvm__la_small` (matrix-vector loops for
+  m <= 2, else the loop nest). The same bits: tests/test_gemm.c passes
+  with it (39,960 checks with the tile, with and without
+  `PFVM_LA_NO_WORKSPACE`; 28,080 off the tile), and the node suite's
+  Gemm, MatMul, Conv and pooling cases (68) pass with a lean, tile
+  `interp`. The loop nest's 8 KB panel is in a frame of its own: the
+  matrix-vector products take none (a first cut had the run stack at
+  9.8 KB).
+- Gemm's float C (scalar, column, row or whole) by one loop over Y, not
+  the element-wise broadcast iterator (`pfvm__ew_iter_init` 362 B and
+  `pfvm__ew_apply_split` 360 B gone; the same products).
+- Floor and ceiling division (windows: `pfvm__nn_resolve`, the pools'
+  and Conv's ranges) with one division each (a sign test chose between
+  two `__aeabi_ldivmod` calls): `pfvm__nn_resolve` 820 -> 732 B; on every
+  build, the same integers.
+- Not done: one small window resolver for pooling and Conv
+  (`pfvm__nn_window` 660 + `pfvm__nn_resolve` 732 + `pfvm__nn_2d_win` 438
+  + `pfvm__nn_conv_ws` 436: already shared by both, so only a smaller
+  one helps; their size is 64-bit arithmetic on a 32-bit core and the
+  validation bad input needs), and Conv's packing in one function
+  (`pfvm__nn_pack_conv` 660 B, any window in 64-bit indices, and
+  `pfvm__nn_pack_conv2d` 500 B, 2-D windows without divisions: the
+  generic one alone would divide in 64 bits per panel row, about 3
+  instructions more per multiply-add on digits; the 2-D one alone would
+  leave 3-D Conv without a packing: one 32-bit packing for up to 3
+  spatial dims is the way, about 0.6 KB). With those and mcur14's
+  reader and executor cuts, 32 KB is within reach; the kernels left are
+  Conv 1.7 KB, pooling 1.9 KB (its generic loop for any window), the
+  tile 1.1 KB, Gemm 1.1 KB, the loop nest 0.8 KB, the matrix-vector
+  loops 0.8 KB.
+
+MD
+    cat <<'MD'
 Issue 19, fourteenth round: kernels (before: the thirteenth round's
 "now", 487ed1e; now: the run of this round's branch mcuk13, M4
 (`mps2-an386`), QEMU `-icount`, so instruction counts, not timings: the

@@ -1360,7 +1360,7 @@ static void pfvm__la_t4_inplace(int64_t m, int64_t n, int64_t k, float alpha, co
                         for (q = 0; q < w; q++)
                             cij[r * lc + q] = tile[r * 4 + q];
                 }
-            if (m4 < m) {
+            if (!PFVM__LA_LEAN && m4 < m) { /* (lean: pfvm__la_lean gives it whole tiles only) */
                 pfvm__la_pack_a(a + m4 * sm + pc, as_m, 1, m - m4, kc, 4, apack);
                 for (j = 0; j < nc; j += 4)
                     pfvm__la_edge(kn, kc, apack, bpack + j, PFVM_LA_NB, 2, c + m4 * lc + jc + j, ldc, alpha, m - m4,
@@ -1639,10 +1639,11 @@ PFVM__LA_NOINLINE static void pfvm__la_small_dots(const float *a, ptrdiff_t sa, 
  * chunk); the clamp of e after. Matrix-vector products take
  * pfvm__la_gemv, as in the whole engine (their rounding). A in place
  * (strides as_m, as_k). */
-static void pfvm__la_small(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
-                           pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, const pfvm_la_epi *e)
+PFVM__LA_NOINLINE static void pfvm__la_nest(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                                             int64_t as_m, int64_t as_k, pfvm_la_pack_fn pack, void *user, float *c,
+                                             int64_t ldc, const pfvm_la_epi *e)
 {
-    float panel[PFVM_LA_KC * PFVM_LA_NB], s[4];
+    float panel[PFVM_LA_KC * PFVM_LA_NB], s[4]; /* (a frame of its own: the matrix-vector loops need none) */
     ptrdiff_t i, j, q, nr, kc;
     int64_t j0, p0;
     int w;
@@ -1651,15 +1652,6 @@ static void pfvm__la_small(int64_t m, int64_t n, int64_t k, float alpha, const f
     e = pfvm__la_epi_bias_only(e0, &e_tmp); /* the residual (and its clamp) after */
     if (m <= 0 || n <= 0 || k <= 0)
         return;
-    if (pfvm__la_gemv_fits(m, pack, user)) {
-        if (e)
-            pfvm__la_epi_fill(e, m, 0, n, c, ldc);
-        pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc);
-        if (e)
-            pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
-        pfvm__la_epi_res(e0, m, 0, n, c, ldc);
-        return;
-    }
     for (j0 = 0; j0 < n; j0 += PFVM_LA_NB) {
         nr = (ptrdiff_t)(n - j0 < PFVM_LA_NB ? n - j0 : PFVM_LA_NB);
         for (p0 = 0; p0 < k; p0 += kc) {
@@ -1679,6 +1671,58 @@ static void pfvm__la_small(int64_t m, int64_t n, int64_t k, float alpha, const f
     if (e)
         pfvm__la_epi_clamp(e, m, 0, n, c, ldc);
     pfvm__la_epi_res(e0, m, 0, n, c, ldc);
+}
+
+static void pfvm__la_small(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                           pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, const pfvm_la_epi *e)
+{
+    pfvm_la_epi e_tmp;
+    const pfvm_la_epi *eb = pfvm__la_epi_bias_only(e, &e_tmp); /* the residual (and its clamp) after */
+    if (m > 0 && n > 0 && k > 0 && pfvm__la_gemv_fits(m, pack, user)) {
+        if (eb)
+            pfvm__la_epi_fill(eb, m, 0, n, c, ldc);
+        pfvm__la_gemv(m, n, k, alpha, a, as_m, as_k, (const pfvm_la_strided *)user, c, ldc);
+        if (eb)
+            pfvm__la_epi_clamp(eb, m, 0, n, c, ldc);
+        pfvm__la_epi_res(e, m, 0, n, c, ldc);
+        return;
+    }
+    pfvm__la_nest(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, e);
+}
+
+/* PFVM_LEAN_KERNELS' engine: one tile kernel and one driver. On 32-bit
+ * Arm, rows of A in place in fours with a panel of B in ws (the
+ * executor's workspace: pfvm_la_sgemm_ws_floats) take the 4x4 tile
+ * (pfvm__la_t4_inplace, epilogue as it stores) and the last rows (fewer
+ * than 4) the loop nest (pfvm__la_nest: not the matrix-vector loops,
+ * whose rounding is another); every other product (a transposed
+ * A, no workspace given; off 32-bit Arm all of them) takes
+ * pfvm__la_small, which takes the matrix-vector loops where they fit
+ * (m <= 2, as the whole engine). The tile and the loop nest round every
+ * entry alike: the same bits. */
+static void pfvm__la_lean(int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t as_m, int64_t as_k,
+                          pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws, const pfvm_la_epi *e)
+{
+#ifdef PFVM__LA_T4
+    int64_t m4 = m / 4 * 4;
+    if (ws && as_k == 1 && m4 > 0 && n > 0 && k > 0) {
+        pfvm_la_epi e_tmp, rest;
+        const pfvm_la_epi *eb = pfvm__la_epi_bias_only(e, &e_tmp); /* e less its residual: after */
+        pfvm__la_t4_inplace(m4, n, k, alpha, a, as_m, pack, user, c, ldc, ws, NULL, eb);
+        if (m4 < m) {
+            if (eb) { /* the rows from m4: their bias */
+                rest = *eb;
+                rest.bias = eb->bias ? eb->bias + m4 : NULL;
+            }
+            pfvm__la_nest(m - m4, n, k, alpha, a + m4 * as_m, as_m, 1, pack, user, c + m4 * ldc, ldc,
+                          eb ? &rest : NULL); /* part of a larger product: not the matrix-vector loops */
+        }
+        pfvm__la_epi_res(e, m, 0, n, c, ldc);
+        return;
+    }
+#endif
+    (void)ws;
+    pfvm__la_small(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, e);
 }
 
 /* The engine with its small blocks in bpack (PFVM__LA_NR_MAX x kc floats)
@@ -1710,10 +1754,6 @@ static void pfvm__la_sgemm_in(int64_t m, int64_t n, int64_t k, float alpha, cons
     }
     plain = plain || (!ws && as_k == 1);
 #endif
-    if (PFVM__LA_LEAN) { /* the matrix-vector loops or the loop nest (constant: the rest is not compiled in) */
-        pfvm__la_small(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, e);
-        return;
-    }
     if (e && plain)
         pfvm__la_epi_fill(eb, m, 0, n, c, ldc);
     if (pack == pfvm_la_pack_strided &&
@@ -1745,6 +1785,10 @@ static void pfvm__la_sgemm_ws_e(int64_t m, int64_t n, int64_t k, float alpha, co
 {
     if (PFVM__LA_SMALL) { /* constant: the engine's other paths are not compiled in */
         pfvm__la_small(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, e);
+        return;
+    }
+    if (PFVM__LA_LEAN) { /* constant: likewise */
+        pfvm__la_lean(m, n, k, alpha, a, as_m, as_k, pack, user, c, ldc, ws, e);
         return;
     }
 #ifdef PFVM_LA_NO_WORKSPACE
@@ -2026,8 +2070,8 @@ static void pfvm__la_run(pfvm_kctx *k, pfvm__la_par *p)
         if (p->apre)
             pfvm__la_small(p->m, p->n, p->k, p->alpha, p->apre, p->k, 1, p->pack, p->user, p->c, p->ldc, p->e);
         else if (PFVM__LA_LEAN) /* the tile, the matrix-vector loops or the loop nest */
-            pfvm__la_sgemm_ws_e(p->m, p->n, p->k, p->alpha, p->a, p->as_m, p->as_k, p->pack, p->user, p->c, p->ldc,
-                                p->ws, p->e);
+            pfvm__la_lean(p->m, p->n, p->k, p->alpha, p->a, p->as_m, p->as_k, p->pack, p->user, p->c, p->ldc, p->ws,
+                          p->e);
         else
             pfvm__la_small(p->m, p->n, p->k, p->alpha, p->a, p->as_m, p->as_k, p->pack, p->user, p->c, p->ldc, p->e);
         return;
@@ -2894,6 +2938,22 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
         }
         return PFVM_OK;
     }
+    if (PFVM__LA_LEAN && Cb->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT && Y->rank == 2) {
+        /* PFVM_LEAN_KERNELS: every float C (a scalar, a column, a row,
+         * the whole [m, n]) by one loop over Y, not the broadcast
+         * iterator (the same products) */
+        const float *c = (const float *)Cb->data;
+        float *y = (float *)Y->data;
+        ptrdiff_t i, j, m = (ptrdiff_t)Y->dims[0], n = (ptrdiff_t)Y->dims[1];
+        ptrdiff_t si = Cb->rank == 2 && Cb->dims[0] > 1 ? (ptrdiff_t)Cb->dims[1] : 0;
+        ptrdiff_t sj = Cb->rank >= 1 && Cb->dims[Cb->rank - 1] > 1 ? 1 : 0;
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++)
+                y[i * n + j] = beta * c[i * si + j * sj];
+        return PFVM_OK;
+    }
+    if (PFVM__LA_LEAN && !PFVM__F64) /* (pfvm__la_k_gemm refused the other types: the iterator is not linked) */
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "C of type %s", pfvm_dtype_name(Cb->dtype));
     b.c = Cb;
     b.y = Y;
     b.beta = PFVM__F64 ? (double)beta : 1.0;

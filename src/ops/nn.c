@@ -74,15 +74,20 @@ static int pfvm__nn_is_f32(const pfvm_tensor *t)
     return t && t->dtype == PFVM_FLOAT;
 }
 
-/* Floor and ceiling division by a positive divisor, for any sign. */
+/* Floor and ceiling division by a positive divisor, for any sign: C's
+ * quotient (toward zero) corrected by its remainder, so one division
+ * (one __aeabi_ldivmod call on 32-bit Arm, where a sign test chose
+ * between two) and no intermediate that can overflow. */
 static int64_t pfvm__nn_fdiv(int64_t a, int64_t b)
 {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
+    int64_t q = a / b;
+    return q - (a % b < 0);
 }
 
 static int64_t pfvm__nn_cdiv(int64_t a, int64_t b)
 {
-    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+    int64_t q = a / b;
+    return q + (a % b > 0);
 }
 
 /* Elements per (n, c) plane: the product of dims 2.. */

@@ -94,12 +94,12 @@ PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
 #define PFVM__LA_SMALL 0
 #endif
 /* PFVM_LEAN_KERNELS (opt-in, for flash-bound firmware; see pfvm.h): the
- * kernels keep their main fast paths only. The matrix engine keeps the 4x4
- * tile (32-bit Arm) and the matrix-vector loops, every other product (few
- * rows of a row-major B, the blocked engine's, the threaded parts', a
- * packed A's) takes PFVM_SMALL_KERNELS' loop nest (linalg.c: the direct
- * strips and the blocked engine are not linked); float pooling keeps the
- * 2x2 loop, the rest takes the generic loop (nn.c): the same bits. */
+ * kernels keep their main fast paths only. The matrix engine keeps one
+ * driver (pfvm__la_lean in linalg.c): the 4x4 tile (32-bit Arm) on rows
+ * of A in fours, the matrix-vector loops, and PFVM_SMALL_KERNELS' loop
+ * nest for every other product (the direct strips, the blocked engine
+ * and the transposed-B tiles are not linked); float pooling keeps the 2x2
+ * loop, the rest takes the generic loop (nn.c): the same bits. */
 #if defined(PFVM_LEAN_KERNELS) && !PFVM__LA_SMALL
 #define PFVM__LA_LEAN 1
 #else
