@@ -103,6 +103,11 @@
  *                         the weights (the default on 64-bit targets); 0: it
  *                         packs them on every run (the default elsewhere:
  *                         firmware keeps weights in flash)
+ *   PFVM_LA_BPACK_MAX     32-bit Arm: the most floats of a constant transposed
+ *                         Gemm B (K at most PFVM_LA_KC, A's rows a multiple
+ *                         of 4) that Gemm packs in fours at bind, a copy in
+ *                         RAM that saves a quarter of the small products'
+ *                         instructions (4096: 16 KB; 0 packs none)
  *   PFVM_LA_NO_WORKSPACE  the matrix engine uses small blocks (PFVM_LA_KC x
  *                         (PFVM_LA_NB + 8) floats at most, bounded by the
  *                         product's depth) that the executor reserves at bind
