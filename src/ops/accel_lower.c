@@ -1368,6 +1368,24 @@ static int64_t pfvm__acl_conv_ph_bytes(const pfvm__acl_conv_plan *p, int64_t th,
     return pfvm__acl_conv_deint(p, th, tw) ? pfvm__acl_al(icc * bh * s * ((bw + s - 1) / s) * 4) : 0;
 }
 
+/* Places a Conv tile's boxes in a PE's memory from offset 0 (a Conv run
+ * with a pool in its tiles: input box, weights, im2col, phases, output
+ * of out_elems per channel, bias) and returns the first free offset. */
+static int64_t pfvm__acl_conv_places(pfvm__acl_conv_plan *cv, int64_t out_elems)
+{
+    int64_t ibh, ibw, h0, w0, top; /* the Conv's input box */
+    pfvm__acl_box(&cv->w, 0, 0, cv->th, &h0, &ibh);
+    pfvm__acl_box(&cv->w, 1, 0, cv->tw, &w0, &ibw);
+    top = pfvm__acl_al(cv->icc * ibh * ibw * 4);
+    cv->xb = 0;
+    cv->wb = top, top += pfvm__acl_al(cv->oct * cv->icc * cv->kk * 4);
+    cv->col = top, top += cv->direct ? 0 : pfvm__acl_al(cv->icc * cv->kk * cv->th * cv->tw * 4);
+    cv->ph = top, top += pfvm__acl_conv_ph_bytes(cv, cv->th, cv->tw, cv->icc);
+    cv->out = top, top += pfvm__acl_al(cv->oct * out_elems * 4);
+    cv->bb = top, top += pfvm__acl_al(cv->oct * 4);
+    return top;
+}
+
 /* Elements read past a rows-plan box (the last tap's shift). */
 static int64_t pfvm__acl_conv_slack(const pfvm__acl_conv_plan *p)
 {
@@ -2903,18 +2921,7 @@ static pfvm_code pfvm__acl_cp_stream(pfvm_accel_ctx *c)
     if (fused < 0 || (alone >= 0 && fused >= alone))
         return PFVM_ERR_UNSUPPORTED;
     taps = p.pl.w.k[0] * p.pl.w.k[1];
-    {
-        int64_t ibh, ibw, h0, w0; /* the Conv's input box */
-        pfvm__acl_box(&p.cv.w, 0, 0, p.cv.th, &h0, &ibh);
-        pfvm__acl_box(&p.cv.w, 1, 0, p.cv.tw, &w0, &ibw);
-        top = pfvm__acl_al(p.cv.icc * ibh * ibw * 4);
-    }
-    p.cv.xb = 0;
-    p.cv.wb = top, top += pfvm__acl_al(p.cv.oct * p.cv.icc * p.cv.kk * 4);
-    p.cv.col = top, top += p.cv.direct ? 0 : pfvm__acl_al(p.cv.icc * p.cv.kk * p.cv.th * p.cv.tw * 4);
-    p.cv.ph = top, top += pfvm__acl_conv_ph_bytes(&p.cv, p.cv.th, p.cv.tw, p.cv.icc);
-    p.cv.out = top, top += pfvm__acl_al(p.cv.oct * p.cv.th * p.cv.tw * 4);
-    p.cv.bb = top, top += pfvm__acl_al(p.cv.oct * 4);
+    top = pfvm__acl_conv_places(&p.cv, p.cv.th * p.cv.tw);
     p.pl.xb = p.cv.out;
     p.pl.col = top, top += pfvm__acl_al(p.th * p.tw * taps * 4);
     p.pl.out = p.cv.obuf[0] = p.cv.obuf[1] = top, top += pfvm__acl_al(p.cv.oct * p.th * p.tw * 4);
@@ -3088,18 +3095,7 @@ static pfvm_code pfvm__acl_cg_stream(pfvm_accel_ctx *c)
     fused = pfvm__acl_conv_search(c, &p.cv, dims, &x_major, pfvm__acl_cg_fit, &p, NULL);
     if (fused < 0 || fused >= alone)
         return PFVM_ERR_UNSUPPORTED;
-    {
-        int64_t ibh, ibw, h0, w0; /* the Conv's input box */
-        pfvm__acl_box(&p.cv.w, 0, 0, p.cv.th, &h0, &ibh);
-        pfvm__acl_box(&p.cv.w, 1, 0, p.cv.tw, &w0, &ibw);
-        top = pfvm__acl_al(p.cv.icc * ibh * ibw * 4);
-    }
-    p.cv.xb = 0;
-    p.cv.wb = top, top += pfvm__acl_al(p.cv.oct * p.cv.icc * p.cv.kk * 4);
-    p.cv.col = top, top += p.cv.direct ? 0 : pfvm__acl_al(p.cv.icc * p.cv.kk * p.cv.th * p.cv.tw * 4);
-    p.cv.ph = top, top += pfvm__acl_conv_ph_bytes(&p.cv, p.cv.th, p.cv.tw, p.cv.icc);
-    p.cv.out = top, top += pfvm__acl_al(p.cv.oct * hw * 4);
-    p.cv.bb = top, top += pfvm__acl_al(p.cv.oct * 4);
+    top = pfvm__acl_conv_places(&p.cv, hw);
     p.pout = p.cv.obuf[0] = p.cv.obuf[1] = top, top += pfvm__acl_al(p.cv.oct * 4);
     if (p.cv.lag) /* the second buffer of lagging stores */
         p.cv.obuf[1] = top, top += pfvm__acl_al(p.cv.oct * 4);
