@@ -3,7 +3,9 @@
 #ifndef PFVM_TEST_CHECK_H
 #define PFVM_TEST_CHECK_H
 
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 static int check_passed, check_failed;
 
@@ -28,6 +30,18 @@ static int check_passed, check_failed;
             fprintf(stderr, "\n");                                           \
         }                                                                    \
     } while (0)
+
+/* How many floats lie between a and b (0: the same bits; +0 and -0 one
+ * apart): for results allowed a few ulp from a reference. */
+static inline int64_t check_ulp_apart(float a, float b)
+{
+    int32_t ia, ib;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    ia = ia < 0 ? INT32_MIN - ia : ia; /* the floats' order as integers */
+    ib = ib < 0 ? INT32_MIN - ib : ib;
+    return ia > ib ? (int64_t)ia - ib : (int64_t)ib - ia;
+}
 
 #define CHECK_END()                                                          \
     (printf("%d passed, %d failed\n", check_passed, check_failed), check_failed ? 1 : 0)

@@ -202,16 +202,6 @@ static pfvm_tensor **run_model(pfvm_model *m, const char *passes, pfvm_tensor **
  * (tests/test_gemm.c measures it). */
 static int fused_ulp;
 
-static int64_t ulp_apart(float a, float b)
-{
-    int32_t ia, ib;
-    memcpy(&ia, &a, sizeof ia);
-    memcpy(&ib, &b, sizeof ib);
-    ia = ia < 0 ? INT32_MIN - ia : ia; /* the floats' order as integers */
-    ib = ib < 0 ? INT32_MIN - ib : ib;
-    return ia > ib ? (int64_t)ia - ib : (int64_t)ib - ia;
-}
-
 static int same_tensor(const pfvm_tensor *a, const pfvm_tensor *b)
 {
     int64_t i, n;
@@ -222,7 +212,7 @@ static int same_tensor(const pfvm_tensor *a, const pfvm_tensor *b)
     if (!fused_ulp || a->dtype != PFVM_FLOAT)
         return !memcmp(a->data, b->data, (size_t)n * pfvm_dtype_size(a->dtype));
     for (i = 0; i < n; i++)
-        if (ulp_apart(((const float *)a->data)[i], ((const float *)b->data)[i]) > fused_ulp)
+        if (check_ulp_apart(((const float *)a->data)[i], ((const float *)b->data)[i]) > fused_ulp)
             return 0;
     return 1;
 }

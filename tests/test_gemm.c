@@ -318,17 +318,6 @@ static void conv_cases(void)
 #endif
 
 #ifdef PFVM__STORE_SILU
-/* How many floats lie between a and b (0: the same bits; +-0 apart by 1). */
-static int64_t ulp_apart(float a, float b)
-{
-    int32_t ia, ib;
-    memcpy(&ia, &a, sizeof ia);
-    memcpy(&ib, &b, sizeof ib);
-    ia = ia < 0 ? INT32_MIN - ia : ia; /* the floats' order as integers */
-    ib = ib < 0 ? INT32_MIN - ib : ib;
-    return ia > ib ? (int64_t)ia - ib : (int64_t)ib - ia;
-}
-
 /* The stores' SiLU (pfvm_ew_silu_rows: AVX-512's x / (1 + exp(-x)), or
  * Sigmoid then Mul elsewhere) against x / (1 + exp(-x)) in
  * double: whole rows of 32 (a GEMM tile's), rows of 16 and of 7 (masked
@@ -351,7 +340,7 @@ static void silu_ulp(void)
             pfvm_ew_silu_rows(y + N / widths[w] * widths[w], 0, 1, N % widths[w]);
             for (i = 0; i < N; i++) {
                 float want = (float)((double)x[i] / (1.0 + exp(-(double)x[i])));
-                int64_t u = ulp_apart(y[i], want);
+                int64_t u = check_ulp_apart(y[i], want);
                 worst = u > worst ? u : worst;
                 CHECK_MSG(u <= 4, "SiLU(%.9g) = %.9g, %.9g in double: %lld ulp", (double)x[i], (double)y[i],
                           (double)want, (long long)u);
