@@ -3984,6 +3984,10 @@ PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64
  * (m * k floats; m a multiple of PFVM_LA_LANES_M): blocks of
  * PFVM_LA_LANES_M rows, each as k columns of PFVM_LA_LANES_M. */
 PFVM_INTERNAL void pfvm_la_pack_lanes(int64_t m, int64_t k, const float *a, float *dst);
+/* The most workspace (pfvm_kctx_scratch, in floats) pfvm_la_conv_lanes
+ * asks for on cv's shape with m output channels, at any thread count: for
+ * Conv's workspace hook, so that running allocates nothing. */
+PFVM_INTERNAL size_t pfvm_la_conv_lanes_ws_floats(const pfvm_la_conv *cv, int64_t m);
 #endif
 
 /* ---- tensor.c: element copies, the strided walk, index checks ---- */
@@ -29027,6 +29031,24 @@ static void pfvm__la_ln_part(void *ctx, int i)
         pfvm__la_ln_block(p, b, p->bufs + (int64_t)i * p->tiles * PFVM__LA_LN_TILE);
 }
 
+/* Floats of pfvm_la_conv_lanes' workspace with `parts` parts: the padded
+ * input, the steps' shifts, each part's running entries. */
+static size_t pfvm__la_ln_floats(const pfvm_la_conv *cv, int64_t parts)
+{
+    int64_t ph = (cv->oh - 1) * cv->sh + (int64_t)(cv->kh - 1) * cv->dh + 1;
+    int64_t pw = (cv->ow - 1) * cv->sw + (int64_t)(cv->kw - 1) * cv->dw + 1;
+    int64_t k = cv->cin * cv->kh * cv->kw, tiles = cv->oh * cv->ow / PFVM__LA_LN_R;
+    return (size_t)cv->cin * (size_t)(ph * pw) + (size_t)k * (sizeof(ptrdiff_t) / sizeof(float) + 1) +
+           (size_t)parts * (size_t)(tiles * PFVM__LA_LN_TILE) + 16;
+}
+
+PFVM_INTERNAL size_t pfvm_la_conv_lanes_ws_floats(const pfvm_la_conv *cv, int64_t m)
+{
+    if (m < PFVM_LA_LANES_M || cv->oh < 1 || cv->ow < PFVM__LA_LN_R || cv->cin < 1 || cv->kh < 1 || cv->kw < 1)
+        return 0;
+    return pfvm__la_ln_floats(cv, m / PFVM_LA_LANES_M); /* parts: at most one per block */
+}
+
 PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t m, const float *wl, float *c,
                                      const pfvm_la_epi *e)
 {
@@ -29059,9 +29081,7 @@ PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64
     p.parts = 1;
     if (threads > 1 && (float)m * (float)p.n * (float)p.k >= (float)PFVM__LA_PAR_MIN)
         p.parts = blocks < threads ? (int)blocks : threads;
-    /* the padded input, the steps' shifts, each part's running entries */
-    floats = (size_t)cv->cin * plane + (size_t)p.k * (sizeof(ptrdiff_t) / sizeof(float) + 1) +
-             (size_t)p.parts * (size_t)(p.tiles * PFVM__LA_LN_TILE) + 16;
+    floats = pfvm__la_ln_floats(cv, p.parts);
     if (k && k->exec) { /* the executor's scratch (grown once, kept) */
         if (!(ws = (float *)pfvm_kctx_scratch(k, floats * sizeof(float))))
             return 0;
@@ -36529,6 +36549,42 @@ static int64_t pfvm__nn_conv_out_plane(const pfvm_node *n, const pfvm_dims *x, c
     return plane;
 }
 
+/* Conv's workspace in floats: the engine's (`floats`), or more where the
+ * lanes kernel may take the node (its padded input copy, AVX-512 hosts). */
+static size_t pfvm__nn_conv_lanes_ws(const pfvm_node *n, const pfvm_dims *in, const pfvm_dims *out, int known_out,
+                                     int64_t group, int64_t mg, size_t floats)
+{
+#ifdef PFVM__LA_CONV_S1
+    int64_t kd[PFVM__NN_SP] = {0};
+    pfvm__nn_win win;
+    pfvm_la_conv cv;
+    size_t lanes;
+    if (!known_out || group != 1 || in[0].rank != 4 || in[1].rank != 4 || mg % PFVM_LA_LANES_M ||
+        out[0].d[3] % 7 ||
+        out[0].d[2] * out[0].d[3] > (PFVM__NN_LANES_PLANE_MAX > PFVM__NN_LANES_S2_MAX ? PFVM__NN_LANES_PLANE_MAX : PFVM__NN_LANES_S2_MAX))
+        return floats;
+    kd[0] = in[1].d[2];
+    kd[1] = in[1].d[3];
+    if (pfvm__nn_window(n, 2, kd, &win, NULL))
+        return floats;
+    memset(&cv, 0, sizeof cv);
+    cv.cin = in[1].d[1];
+    cv.oh = out[0].d[2];
+    cv.ow = out[0].d[3];
+    cv.kh = (int)kd[0];
+    cv.kw = (int)kd[1];
+    cv.dh = (int)win.d[0];
+    cv.dw = (int)win.d[1];
+    cv.sh = (int)win.s[0];
+    cv.sw = (int)win.s[1];
+    lanes = pfvm_la_conv_lanes_ws_floats(&cv, mg);
+    return lanes > floats ? lanes : floats;
+#else
+    (void)n, (void)in, (void)out, (void)known_out, (void)group, (void)mg;
+    return floats;
+#endif
+}
+
 static size_t pfvm__nn_conv_ws(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out, int n_out)
 {
     int64_t group = pfvm_node_attr_int(n, "group", 1), mg, kk = 1, plane = 1;
@@ -36559,7 +36615,8 @@ static size_t pfvm__nn_conv_ws(const pfvm_node *n, const pfvm_dims *in, int n_in
             return 0; /* the direct loops (their blocks on the stack, 2.5 KB) */
     }
 #endif
-    return pfvm_la_sgemm_ws_floats(mg, plane, in[1].d[1] * kk) * sizeof(float);
+    return pfvm__nn_conv_lanes_ws(n, in, out, known_out, group, mg, pfvm_la_sgemm_ws_floats(mg, plane, in[1].d[1] * kk)) *
+           sizeof(float);
 }
 
 static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out, int n_out)

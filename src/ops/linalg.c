@@ -2531,6 +2531,24 @@ static void pfvm__la_ln_part(void *ctx, int i)
         pfvm__la_ln_block(p, b, p->bufs + (int64_t)i * p->tiles * PFVM__LA_LN_TILE);
 }
 
+/* Floats of pfvm_la_conv_lanes' workspace with `parts` parts: the padded
+ * input, the steps' shifts, each part's running entries. */
+static size_t pfvm__la_ln_floats(const pfvm_la_conv *cv, int64_t parts)
+{
+    int64_t ph = (cv->oh - 1) * cv->sh + (int64_t)(cv->kh - 1) * cv->dh + 1;
+    int64_t pw = (cv->ow - 1) * cv->sw + (int64_t)(cv->kw - 1) * cv->dw + 1;
+    int64_t k = cv->cin * cv->kh * cv->kw, tiles = cv->oh * cv->ow / PFVM__LA_LN_R;
+    return (size_t)cv->cin * (size_t)(ph * pw) + (size_t)k * (sizeof(ptrdiff_t) / sizeof(float) + 1) +
+           (size_t)parts * (size_t)(tiles * PFVM__LA_LN_TILE) + 16;
+}
+
+PFVM_INTERNAL size_t pfvm_la_conv_lanes_ws_floats(const pfvm_la_conv *cv, int64_t m)
+{
+    if (m < PFVM_LA_LANES_M || cv->oh < 1 || cv->ow < PFVM__LA_LN_R || cv->cin < 1 || cv->kh < 1 || cv->kw < 1)
+        return 0;
+    return pfvm__la_ln_floats(cv, m / PFVM_LA_LANES_M); /* parts: at most one per block */
+}
+
 PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t m, const float *wl, float *c,
                                      const pfvm_la_epi *e)
 {
@@ -2563,9 +2581,7 @@ PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64
     p.parts = 1;
     if (threads > 1 && (float)m * (float)p.n * (float)p.k >= (float)PFVM__LA_PAR_MIN)
         p.parts = blocks < threads ? (int)blocks : threads;
-    /* the padded input, the steps' shifts, each part's running entries */
-    floats = (size_t)cv->cin * plane + (size_t)p.k * (sizeof(ptrdiff_t) / sizeof(float) + 1) +
-             (size_t)p.parts * (size_t)(p.tiles * PFVM__LA_LN_TILE) + 16;
+    floats = pfvm__la_ln_floats(cv, p.parts);
     if (k && k->exec) { /* the executor's scratch (grown once, kept) */
         if (!(ws = (float *)pfvm_kctx_scratch(k, floats * sizeof(float))))
             return 0;

@@ -5604,6 +5604,42 @@ static int64_t pfvm__nn_conv_out_plane(const pfvm_node *n, const pfvm_dims *x, c
     return plane;
 }
 
+/* Conv's workspace in floats: the engine's (`floats`), or more where the
+ * lanes kernel may take the node (its padded input copy, AVX-512 hosts). */
+static size_t pfvm__nn_conv_lanes_ws(const pfvm_node *n, const pfvm_dims *in, const pfvm_dims *out, int known_out,
+                                     int64_t group, int64_t mg, size_t floats)
+{
+#ifdef PFVM__LA_CONV_S1
+    int64_t kd[PFVM__NN_SP] = {0};
+    pfvm__nn_win win;
+    pfvm_la_conv cv;
+    size_t lanes;
+    if (!known_out || group != 1 || in[0].rank != 4 || in[1].rank != 4 || mg % PFVM_LA_LANES_M ||
+        out[0].d[3] % 7 ||
+        out[0].d[2] * out[0].d[3] > (PFVM__NN_LANES_PLANE_MAX > PFVM__NN_LANES_S2_MAX ? PFVM__NN_LANES_PLANE_MAX : PFVM__NN_LANES_S2_MAX))
+        return floats;
+    kd[0] = in[1].d[2];
+    kd[1] = in[1].d[3];
+    if (pfvm__nn_window(n, 2, kd, &win, NULL))
+        return floats;
+    memset(&cv, 0, sizeof cv);
+    cv.cin = in[1].d[1];
+    cv.oh = out[0].d[2];
+    cv.ow = out[0].d[3];
+    cv.kh = (int)kd[0];
+    cv.kw = (int)kd[1];
+    cv.dh = (int)win.d[0];
+    cv.dw = (int)win.d[1];
+    cv.sh = (int)win.s[0];
+    cv.sw = (int)win.s[1];
+    lanes = pfvm_la_conv_lanes_ws_floats(&cv, mg);
+    return lanes > floats ? lanes : floats;
+#else
+    (void)n, (void)in, (void)out, (void)known_out, (void)group, (void)mg;
+    return floats;
+#endif
+}
+
 static size_t pfvm__nn_conv_ws(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out, int n_out)
 {
     int64_t group = pfvm_node_attr_int(n, "group", 1), mg, kk = 1, plane = 1;
@@ -5634,7 +5670,8 @@ static size_t pfvm__nn_conv_ws(const pfvm_node *n, const pfvm_dims *in, int n_in
             return 0; /* the direct loops (their blocks on the stack, 2.5 KB) */
     }
 #endif
-    return pfvm_la_sgemm_ws_floats(mg, plane, in[1].d[1] * kk) * sizeof(float);
+    return pfvm__nn_conv_lanes_ws(n, in, out, known_out, group, mg, pfvm_la_sgemm_ws_floats(mg, plane, in[1].d[1] * kk)) *
+           sizeof(float);
 }
 
 static double pfvm__nn_convt_flops(const pfvm_node *n, const pfvm_dims *in, int n_in, const pfvm_dims *out, int n_out)

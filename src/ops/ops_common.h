@@ -254,6 +254,10 @@ PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64
  * (m * k floats; m a multiple of PFVM_LA_LANES_M): blocks of
  * PFVM_LA_LANES_M rows, each as k columns of PFVM_LA_LANES_M. */
 PFVM_INTERNAL void pfvm_la_pack_lanes(int64_t m, int64_t k, const float *a, float *dst);
+/* The most workspace (pfvm_kctx_scratch, in floats) pfvm_la_conv_lanes
+ * asks for on cv's shape with m output channels, at any thread count: for
+ * Conv's workspace hook, so that running allocates nothing. */
+PFVM_INTERNAL size_t pfvm_la_conv_lanes_ws_floats(const pfvm_la_conv *cv, int64_t m);
 #endif
 
 /* ---- tensor.c: element copies, the strided walk, index checks ---- */
