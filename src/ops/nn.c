@@ -2497,6 +2497,26 @@ static int pfvm__nn_s1_pays(const pfvm__nn_geom *g, const pfvm__nn_2d *d)
     return (PFVM__NN_S1_POINTWISE || d->KH * d->KW > 1) && g->CG >= 1;
 }
 
+/* The direct kernels' geometry (pfvm_la_conv) of one group's window; the
+ * caller sets its input x. */
+static void pfvm__nn_la_conv_geom(const pfvm__nn_geom *g, const pfvm__nn_2d *d, pfvm_la_conv *cv)
+{
+    cv->x = NULL;
+    cv->cin = g->CG;
+    cv->h = d->H;
+    cv->w = d->W;
+    cv->oh = d->OH;
+    cv->ow = d->OW;
+    cv->kh = d->KH;
+    cv->kw = d->KW;
+    cv->dh = d->DH;
+    cv->dw = d->DW;
+    cv->sh = d->SH;
+    cv->sw = d->SW;
+    cv->pt = d->PT;
+    cv->pl = d->PL;
+}
+
 /* The float convolution with no im2col where pfvm__nn_s1_pays (A packed at
  * bind): 1 when done, 0 to leave it to the engine. */
 static int pfvm__nn_conv_s1(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn_2d *d, const float *x, const float *bias,
@@ -2506,19 +2526,7 @@ static int pfvm__nn_conv_s1(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__nn
     pfvm_la_conv cv;
     if (!pfvm__nn_s1_pays(g, d))
         return 0;
-    cv.cin = g->CG;
-    cv.h = d->H;
-    cv.w = d->W;
-    cv.oh = d->OH;
-    cv.kh = d->KH;
-    cv.kw = d->KW;
-    cv.dh = d->DH;
-    cv.dw = d->DW;
-    cv.pt = d->PT;
-    cv.pl = d->PL;
-    cv.sh = d->SH;
-    cv.sw = d->SW;
-    cv.ow = d->OW;
+    pfvm__nn_la_conv_geom(g, d, &cv);
     for (n = 0; n < g->N; n++)
         for (gr = 0; gr < g->group; gr++) {
             pfvm_la_epi e; /* as the engine's (pfvm__nn_conv_f32) */
@@ -2546,19 +2554,7 @@ static int pfvm__nn_conv_lanes(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm_
     pfvm_la_conv cv;
     if (g->group != 1 || !pfvm__nn_lanes_pays(d, g->group, g->MG))
         return 0;
-    cv.cin = g->CG;
-    cv.h = d->H;
-    cv.w = d->W;
-    cv.oh = d->OH;
-    cv.ow = d->OW;
-    cv.kh = d->KH;
-    cv.kw = d->KW;
-    cv.dh = d->DH;
-    cv.dw = d->DW;
-    cv.sh = d->SH;
-    cv.sw = d->SW;
-    cv.pt = d->PT;
-    cv.pl = d->PL;
+    pfvm__nn_la_conv_geom(g, d, &cv);
     for (n = 0; n < g->N; n++) {
         pfvm_la_epi e; /* as the engine's (pfvm__nn_conv_f32) */
         e.bias = bias;
