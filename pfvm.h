@@ -28888,9 +28888,42 @@ PFVM_INTERNAL int pfvm_la_conv_s1(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t 
  * weight loads and seven broadcasts per step of K for 28 fmas. The
  * positions are the output row's, so a plane whose width is a multiple
  * of 7 computes no lane it does not store (a 7x7 plane fills two
- * 32-position tiles of the engine to 64 for 49). */
+ * 32-position tiles of the engine to 64 for 49); another width's last
+ * tile of each row computes 7 positions and stores the row's rest (a
+ * 13x13 plane: 182 computed for 169, the engine's tiles 192), its extra
+ * positions reading the zeros of a padded row made that much wider. */
 #define PFVM__LA_LN_R 7
 #define PFVM__LA_LN_TILE (PFVM__LA_LN_R * PFVM_LA_LANES_M)
+
+/* Tiles whose running entries are kept while K's chunks pass over them
+ * (28 KB: in L1 with the chunk's weights in L2): a large plane's tiles go
+ * through K a group at a time, so its entries never leave the caches. */
+#ifndef PFVM__LA_LN_GROUP
+#define PFVM__LA_LN_GROUP 16
+#endif
+
+/* Tiles of 7 positions per output row (the last one short where the
+ * width is not a multiple of 7). */
+static int64_t pfvm__la_ln_per_row(const pfvm_la_conv *cv);
+
+/* Tiles at a time: a group, or all the plane's. */
+static int64_t pfvm__la_ln_group(const pfvm_la_conv *cv)
+{
+    int64_t tiles = cv->oh * pfvm__la_ln_per_row(cv);
+    return tiles < PFVM__LA_LN_GROUP ? tiles : PFVM__LA_LN_GROUP;
+}
+
+static int64_t pfvm__la_ln_per_row(const pfvm_la_conv *cv)
+{
+    return (cv->ow + PFVM__LA_LN_R - 1) / PFVM__LA_LN_R;
+}
+
+/* Columns of a padded input row: every position of the row's tiles'
+ * windows, the short tile's extra positions too. */
+static int64_t pfvm__la_ln_pw(const pfvm_la_conv *cv)
+{
+    return (pfvm__la_ln_per_row(cv) * PFVM__LA_LN_R - 1) * cv->sw + (int64_t)(cv->kw - 1) * cv->dw + 1;
+}
 
 static const float pfvm__la_ln_zero[PFVM_LA_LANES_M] = {0.0f};
 
@@ -28964,11 +28997,11 @@ typedef struct pfvm__la_lnpar {
     const pfvm_la_conv *cv;
     const float *wl, *xp; /* packed weights; the padded input (cin planes of ph x pw) */
     const ptrdiff_t *off; /* step p of K's shift in xp */
-    float *bufs;          /* per part: tiles x 7 x 64 running entries */
+    float *bufs;          /* per part: a group of tiles' 7 x 64 running entries */
     float *c;
     const pfvm_la_epi *e;
     pfvm__la_ln_fn fn;
-    int64_t m, k, n, tiles, pw;
+    int64_t m, k, n, tiles, group, pw; /* group: tiles at a time (pfvm__la_ln_group) */
     int parts;
 } pfvm__la_lnpar;
 
@@ -28986,39 +29019,51 @@ static float pfvm__la_ln_out(float v, const float *res, const float *cl)
     return v;
 }
 
-/* Block b of 64 output channels: every tile through K in chunks, then the
- * epilogue's store, transposed to C's channel rows. */
-static void pfvm__la_ln_block(const pfvm__la_lnpar *p, int64_t b, float *buf)
+/* Tiles [t0, t1) of block b of 64 output channels: each through K in
+ * chunks, then the epilogue's store, transposed to C's channel rows. */
+static void pfvm__la_ln_tiles(const pfvm__la_lnpar *p, int64_t b, int64_t t0, int64_t t1, float *buf)
 {
     const pfvm_la_conv *cv = p->cv;
     const pfvm_la_epi *e = p->e;
     const float *bias = e->bias ? e->bias + b * PFVM_LA_LANES_M : pfvm__la_ln_zero, *res = PFVM__LA_RES(e);
     const float *cl = PFVM__LA_CL(e);
-    const int64_t per_row = cv->ow / PFVM__LA_LN_R;
+    const int64_t per_row = pfvm__la_ln_per_row(cv);
     int64_t t, r, j, p0;
-    for (t = 0; t < p->tiles; t++) /* each entry starts at its bias */
+    for (t = t0; t < t1; t++) /* each entry starts at its bias */
         for (r = 0; r < PFVM__LA_LN_R; r++)
-            memcpy(buf + t * PFVM__LA_LN_TILE + r * PFVM_LA_LANES_M, bias, sizeof(float) * PFVM_LA_LANES_M);
+            memcpy(buf + (t - t0) * PFVM__LA_LN_TILE + r * PFVM_LA_LANES_M, bias, sizeof(float) * PFVM_LA_LANES_M);
     for (p0 = 0; p0 < p->k; p0 += PFVM_LA_KC) {
         int64_t kc = p->k - p0 < PFVM_LA_KC ? p->k - p0 : PFVM_LA_KC;
         const float *w = p->wl + (b * p->k + p0) * PFVM_LA_LANES_M;
-        for (t = 0; t < p->tiles; t++) {
+        for (t = t0; t < t1; t++) {
             int64_t oy = t / per_row, ox = t % per_row * PFVM__LA_LN_R;
-            p->fn(kc, w, p->xp + oy * cv->sh * p->pw + ox * cv->sw, p->off + p0, buf + t * PFVM__LA_LN_TILE);
+            p->fn(kc, w, p->xp + oy * cv->sh * p->pw + ox * cv->sw, p->off + p0, buf + (t - t0) * PFVM__LA_LN_TILE);
         }
     }
     for (j = 0; j < PFVM_LA_LANES_M; j++) {
         int64_t row = b * PFVM_LA_LANES_M + j;
         float *cr = p->c + row * p->n;
         const float *rr = res ? res + row * p->n : NULL;
-        for (t = 0; t < p->tiles; t++)
-            for (r = 0; r < PFVM__LA_LN_R; r++) {
-                int64_t q = t * PFVM__LA_LN_R + r; /* tiles run along the output's rows */
-                cr[q] = pfvm__la_ln_out(buf[t * PFVM__LA_LN_TILE + r * PFVM_LA_LANES_M + j], rr ? rr + q : NULL, cl);
+        for (t = t0; t < t1; t++) {
+            const float *bt = buf + (t - t0) * PFVM__LA_LN_TILE + j;
+            int64_t oy = t / per_row, ox = t % per_row * PFVM__LA_LN_R;
+            int64_t rn = cv->ow - ox < PFVM__LA_LN_R ? cv->ow - ox : PFVM__LA_LN_R; /* the row's last tile: its rest */
+            for (r = 0; r < rn; r++) {
+                int64_t q = oy * cv->ow + ox + r; /* tiles run along the output's rows */
+                cr[q] = pfvm__la_ln_out(bt[r * PFVM_LA_LANES_M], rr ? rr + q : NULL, cl);
             }
+        }
     }
+}
+
+/* Block b of 64 output channels, its tiles a group at a time. */
+static void pfvm__la_ln_block(const pfvm__la_lnpar *p, int64_t b, float *buf)
+{
+    int64_t t0;
+    for (t0 = 0; t0 < p->tiles; t0 += p->group)
+        pfvm__la_ln_tiles(p, b, t0, p->tiles - t0 < p->group ? p->tiles : t0 + p->group, buf);
 #ifdef PFVM__STORE_SILU
-    if (PFVM__LA_SILU(e))
+    if (PFVM__LA_SILU(p->e))
         pfvm_ew_silu_rows(p->c + b * PFVM_LA_LANES_M * p->n, p->n, PFVM_LA_LANES_M, (ptrdiff_t)p->n);
 #endif
 }
@@ -29028,7 +29073,7 @@ static void pfvm__la_ln_part(void *ctx, int i)
     pfvm__la_lnpar *p = (pfvm__la_lnpar *)ctx;
     int64_t b;
     for (b = i; b < p->m / PFVM_LA_LANES_M; b += p->parts)
-        pfvm__la_ln_block(p, b, p->bufs + (int64_t)i * p->tiles * PFVM__LA_LN_TILE);
+        pfvm__la_ln_block(p, b, p->bufs + (int64_t)i * p->group * PFVM__LA_LN_TILE);
 }
 
 /* Floats of pfvm_la_conv_lanes' workspace with `parts` parts: the padded
@@ -29036,15 +29081,15 @@ static void pfvm__la_ln_part(void *ctx, int i)
 static size_t pfvm__la_ln_floats(const pfvm_la_conv *cv, int64_t parts)
 {
     int64_t ph = (cv->oh - 1) * cv->sh + (int64_t)(cv->kh - 1) * cv->dh + 1;
-    int64_t pw = (cv->ow - 1) * cv->sw + (int64_t)(cv->kw - 1) * cv->dw + 1;
-    int64_t k = cv->cin * cv->kh * cv->kw, tiles = cv->oh * cv->ow / PFVM__LA_LN_R;
+    int64_t pw = pfvm__la_ln_pw(cv);
+    int64_t k = cv->cin * cv->kh * cv->kw, tiles = pfvm__la_ln_group(cv); /* each part's running entries */
     return (size_t)cv->cin * (size_t)(ph * pw) + (size_t)k * (sizeof(ptrdiff_t) / sizeof(float) + 1) +
            (size_t)parts * (size_t)(tiles * PFVM__LA_LN_TILE) + 16;
 }
 
 PFVM_INTERNAL size_t pfvm_la_conv_lanes_ws_floats(const pfvm_la_conv *cv, int64_t m)
 {
-    if (m < PFVM_LA_LANES_M || cv->oh < 1 || cv->ow < PFVM__LA_LN_R || cv->cin < 1 || cv->kh < 1 || cv->kw < 1)
+    if (m < PFVM_LA_LANES_M || cv->oh < 1 || cv->ow < 1 || cv->cin < 1 || cv->kh < 1 || cv->kw < 1)
         return 0;
     return pfvm__la_ln_floats(cv, m / PFVM_LA_LANES_M); /* parts: at most one per block */
 }
@@ -29058,20 +29103,21 @@ PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64
     float *ws;
     int threads = k ? PFVM__KTHREADS(k) : 1;
     if (!wl || !e || !pfvm__have_avx512() || m < PFVM_LA_LANES_M || m % PFVM_LA_LANES_M || cv->cin < 1 ||
-        cv->h < 1 || cv->w < 1 || oh < 1 || cv->ow < PFVM__LA_LN_R || cv->ow % PFVM__LA_LN_R || cv->kh < 1 ||
+        cv->h < 1 || cv->w < 1 || oh < 1 || cv->ow < 1 || cv->kh < 1 ||
         cv->kw < 1 || cv->dh < 1 || cv->dw < 1 || cv->sh < 1 || cv->sh > 2 || cv->sw < 1 || cv->sw > 2 ||
         cv->pt < 0 || cv->pl < 0 || (PFVM__LA_SILU(e) && (PFVM__LA_CL(e) || PFVM__LA_RES(e))))
         return 0;
     memset(&p, 0, sizeof p);
     ph = (oh - 1) * cv->sh + (int64_t)(cv->kh - 1) * cv->dh + 1;
-    pw = (cv->ow - 1) * cv->sw + (int64_t)(cv->kw - 1) * cv->dw + 1;
+    pw = pfvm__la_ln_pw(cv);
     taps = (int64_t)cv->kh * cv->kw;
     plane = (size_t)(ph * pw);
     p.cv = cv;
     p.m = m;
     p.k = cv->cin * taps;
     p.n = oh * cv->ow;
-    p.tiles = p.n / PFVM__LA_LN_R;
+    p.tiles = oh * pfvm__la_ln_per_row(cv);
+    p.group = pfvm__la_ln_group(cv);
     p.pw = pw;
     p.c = c;
     p.e = e;
@@ -33036,24 +33082,38 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
 #ifdef PFVM__LA_CONV_S1
 /* 1 when pfvm_la_conv_lanes (output channels in the lanes, tiles of 7
  * positions of an output row) should take this convolution: one group of
- * a multiple of 64 output channels, stride 1 or 2, an output width that
- * is a multiple of 7 and a small plane, where the engine's 32-position
- * tiles waste most (a 7x7 plane: 64 computed for 49; 14x14: 224 for
- * 196), but not 1x1 windows at stride 1. Measured: bench/speed.md,
- * round 14. */
+ * a multiple of 64 output channels, stride 1 or 2 and a small plane, where
+ * the engine's 32-position tiles waste most (a 7x7 plane: 64 computed for
+ * 49; 14x14: 224 for 196), the lanes' tiles computing no more positions
+ * than the engine's (a 13x13 plane: 182 against 192; 11x11: 154 against
+ * 128 stays on the engine), but not 1x1 windows at stride 1. Measured:
+ * bench/speed.md, rounds 14 and 15. */
 #ifndef PFVM__NN_LANES_PLANE_MAX
-#define PFVM__NN_LANES_PLANE_MAX 196
+#define PFVM__NN_LANES_PLANE_MAX 784
 #endif
-#ifndef PFVM__NN_LANES_S2_MAX
-#define PFVM__NN_LANES_S2_MAX 196
+#ifndef PFVM__NN_LANES_1X1_MAX
+#define PFVM__NN_LANES_1X1_MAX 196
 #endif
+/* The largest output plane the lanes kernel takes: up to 784 positions
+ * (resnet18's layer2, 28x28: 5% less CPU time than the stride-1 kernel on
+ * its 3x3 Conv, 8% less than im2col on its 3x3/2 one); 1x1 windows
+ * (stride 2) up to 196, their short K leaving the padded copy and the
+ * transposed store too large a share (layer2's 1x1/2 downsample: 0.28
+ * against the engine's 0.16 ms); larger planes (the stems, 112x112) run
+ * slower than the engine. Measured: bench/speed.md, round 15. */
+static int64_t pfvm__nn_lanes_plane_max(int64_t taps)
+{
+    return taps == 1 ? PFVM__NN_LANES_1X1_MAX : PFVM__NN_LANES_PLANE_MAX;
+}
+
 static int pfvm__nn_lanes_pays(const pfvm__nn_2d *d, int64_t group, int64_t mg)
 {
     int64_t plane = (int64_t)d->OH * d->OW;
+    int64_t lanes_pos = (int64_t)d->OH * ((d->OW + 6) / 7 * 7), engine_pos = (plane + 31) / 32 * 32;
     if (d->KH * d->KW == 1 && d->SH == 1)
         return 0; /* 1x1 stride 1: the engine reads B in place (lanes: 5% more CPU time on mobilenet_v2) */
-    return group == 1 && mg % PFVM_LA_LANES_M == 0 && d->OW % 7 == 0 && d->OW >= 7 &&
-           plane <= (d->SH == 1 ? PFVM__NN_LANES_PLANE_MAX : PFVM__NN_LANES_S2_MAX) && d->SH == d->SW &&
+    return group == 1 && mg % PFVM_LA_LANES_M == 0 && lanes_pos <= engine_pos && d->OW >= 1 &&
+           plane <= pfvm__nn_lanes_plane_max((int64_t)d->KH * d->KW) && d->SH == d->SW &&
            (d->SH == 1 || d->SH == 2) && pfvm__have_avx512();
 }
 
@@ -36556,8 +36616,7 @@ static size_t pfvm__nn_conv_lanes_ws(const pfvm_node *n, const pfvm_dims *in, co
     pfvm_la_conv cv;
     size_t lanes;
     if (!known_out || group != 1 || in[0].rank != 4 || in[1].rank != 4 || mg % PFVM_LA_LANES_M ||
-        out[0].d[3] % 7 ||
-        out[0].d[2] * out[0].d[3] > (PFVM__NN_LANES_PLANE_MAX > PFVM__NN_LANES_S2_MAX ? PFVM__NN_LANES_PLANE_MAX : PFVM__NN_LANES_S2_MAX))
+        out[0].d[2] * out[0].d[3] > pfvm__nn_lanes_plane_max(in[1].d[2] * in[1].d[3]))
         return floats;
     kd[0] = in[1].d[2];
     kd[1] = in[1].d[3];

@@ -476,10 +476,12 @@ done:
     return took;
 }
 
-/* Output widths 7, 14 and 21 at strides 1 and 2 (odd input sizes), 1x1,
- * 3x3, 5x5 and 7x7 windows, dilation, input channels over a chunk of K
- * (cin 30 x 9 = 270 rows), 64 and 128 output channels, every epilogue;
- * and the shapes it declines. */
+/* Output widths 7, 14 and 21 at strides 1 and 2 (odd input sizes), and
+ * widths that are no multiple of 7 (1, 2, 6, 8, 9, 11, 13: each row's
+ * last tile short), 1x1, 3x3, 5x5 and 7x7 windows, dilation, input
+ * channels over a chunk of K (cin 30 x 9 = 270 rows, 48 x 9 = 432), 64,
+ * 128 and 192 output channels, every epilogue; and the shapes it
+ * declines. */
 static void lanes_cases(void)
 {
     int epi, avx512 = pfvm_la_packed_mr() == 12;
@@ -489,12 +491,17 @@ static void lanes_cases(void)
         CHECK(lanes_one(64, 17, 13, 13, 3, 3, 2, 1, 1, 1, epi) == avx512); /* 7x7 from 13x13 */
         CHECK(lanes_one(64, 5, 14, 14, 1, 1, 2, 1, 0, 0, epi) == avx512);  /* 1x1/2: 7x7 */
         CHECK(lanes_one(64, 3, 27, 27, 7, 7, 2, 1, 3, 3, epi) == avx512);  /* 14x14 */
-        CHECK(!lanes_one(64, 4, 21, 9, 5, 5, 1, 1, 2, 2, epi));             /* 9 wide: declined */
+        CHECK(lanes_one(64, 4, 21, 9, 5, 5, 1, 1, 2, 2, epi) == avx512);   /* 9 wide: a short tile a row */
         CHECK(lanes_one(64, 4, 9, 21, 5, 5, 1, 1, 2, 2, epi) == avx512);   /* 9 x 21 */
-        CHECK(!lanes_one(64, 6, 11, 11, 3, 3, 1, 2, 2, 2, epi));            /* 11 wide: declined */
+        CHECK(lanes_one(64, 6, 11, 11, 3, 3, 1, 2, 2, 2, epi) == avx512);  /* 11 wide, dilated */
         CHECK(lanes_one(64, 6, 14, 7, 3, 3, 1, 2, 2, 2, epi) == avx512);   /* dilated, 14 x 7 */
+        CHECK(lanes_one(192, 48, 13, 13, 3, 3, 1, 1, 1, 1, epi) == avx512); /* squeezenet's expand: 432 rows of K */
+        CHECK(lanes_one(64, 5, 25, 25, 3, 3, 2, 1, 1, 1, epi) == avx512);  /* stride 2, odd: 13x13 */
+        CHECK(lanes_one(64, 7, 12, 12, 3, 3, 2, 1, 0, 1, epi) == avx512);  /* stride 2, even, 5 x 6 */
+        CHECK(lanes_one(64, 3, 2, 2, 3, 3, 1, 1, 1, 1, epi) == avx512);    /* 2x2 plane */
+        CHECK(lanes_one(64, 19, 1, 1, 3, 3, 1, 1, 1, 1, epi) == avx512);   /* 1x1 plane */
+        CHECK(lanes_one(64, 3, 8, 8, 3, 3, 1, 1, 1, 1, epi) == avx512);    /* width 8: 7 + 1 */
         CHECK(!lanes_one(48, 3, 7, 7, 3, 3, 1, 1, 1, 1, epi));             /* 48 channels: declined */
-        CHECK(!lanes_one(64, 3, 8, 8, 3, 3, 1, 1, 1, 1, epi));             /* width 8: declined */
         CHECK(!lanes_one(64, 3, 21, 21, 3, 3, 3, 1, 1, 1, epi));           /* stride 3: declined */
     }
 }

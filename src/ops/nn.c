@@ -2091,24 +2091,38 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
 #ifdef PFVM__LA_CONV_S1
 /* 1 when pfvm_la_conv_lanes (output channels in the lanes, tiles of 7
  * positions of an output row) should take this convolution: one group of
- * a multiple of 64 output channels, stride 1 or 2, an output width that
- * is a multiple of 7 and a small plane, where the engine's 32-position
- * tiles waste most (a 7x7 plane: 64 computed for 49; 14x14: 224 for
- * 196), but not 1x1 windows at stride 1. Measured: bench/speed.md,
- * round 14. */
+ * a multiple of 64 output channels, stride 1 or 2 and a small plane, where
+ * the engine's 32-position tiles waste most (a 7x7 plane: 64 computed for
+ * 49; 14x14: 224 for 196), the lanes' tiles computing no more positions
+ * than the engine's (a 13x13 plane: 182 against 192; 11x11: 154 against
+ * 128 stays on the engine), but not 1x1 windows at stride 1. Measured:
+ * bench/speed.md, rounds 14 and 15. */
 #ifndef PFVM__NN_LANES_PLANE_MAX
-#define PFVM__NN_LANES_PLANE_MAX 196
+#define PFVM__NN_LANES_PLANE_MAX 784
 #endif
-#ifndef PFVM__NN_LANES_S2_MAX
-#define PFVM__NN_LANES_S2_MAX 196
+#ifndef PFVM__NN_LANES_1X1_MAX
+#define PFVM__NN_LANES_1X1_MAX 196
 #endif
+/* The largest output plane the lanes kernel takes: up to 784 positions
+ * (resnet18's layer2, 28x28: 5% less CPU time than the stride-1 kernel on
+ * its 3x3 Conv, 8% less than im2col on its 3x3/2 one); 1x1 windows
+ * (stride 2) up to 196, their short K leaving the padded copy and the
+ * transposed store too large a share (layer2's 1x1/2 downsample: 0.28
+ * against the engine's 0.16 ms); larger planes (the stems, 112x112) run
+ * slower than the engine. Measured: bench/speed.md, round 15. */
+static int64_t pfvm__nn_lanes_plane_max(int64_t taps)
+{
+    return taps == 1 ? PFVM__NN_LANES_1X1_MAX : PFVM__NN_LANES_PLANE_MAX;
+}
+
 static int pfvm__nn_lanes_pays(const pfvm__nn_2d *d, int64_t group, int64_t mg)
 {
     int64_t plane = (int64_t)d->OH * d->OW;
+    int64_t lanes_pos = (int64_t)d->OH * ((d->OW + 6) / 7 * 7), engine_pos = (plane + 31) / 32 * 32;
     if (d->KH * d->KW == 1 && d->SH == 1)
         return 0; /* 1x1 stride 1: the engine reads B in place (lanes: 5% more CPU time on mobilenet_v2) */
-    return group == 1 && mg % PFVM_LA_LANES_M == 0 && d->OW % 7 == 0 && d->OW >= 7 &&
-           plane <= (d->SH == 1 ? PFVM__NN_LANES_PLANE_MAX : PFVM__NN_LANES_S2_MAX) && d->SH == d->SW &&
+    return group == 1 && mg % PFVM_LA_LANES_M == 0 && lanes_pos <= engine_pos && d->OW >= 1 &&
+           plane <= pfvm__nn_lanes_plane_max((int64_t)d->KH * d->KW) && d->SH == d->SW &&
            (d->SH == 1 || d->SH == 2) && pfvm__have_avx512();
 }
 
@@ -5611,8 +5625,7 @@ static size_t pfvm__nn_conv_lanes_ws(const pfvm_node *n, const pfvm_dims *in, co
     pfvm_la_conv cv;
     size_t lanes;
     if (!known_out || group != 1 || in[0].rank != 4 || in[1].rank != 4 || mg % PFVM_LA_LANES_M ||
-        out[0].d[3] % 7 ||
-        out[0].d[2] * out[0].d[3] > (PFVM__NN_LANES_PLANE_MAX > PFVM__NN_LANES_S2_MAX ? PFVM__NN_LANES_PLANE_MAX : PFVM__NN_LANES_S2_MAX))
+        out[0].d[2] * out[0].d[3] > pfvm__nn_lanes_plane_max(in[1].d[2] * in[1].d[3]))
         return floats;
     kd[0] = in[1].d[2];
     kd[1] = in[1].d[3];
