@@ -29005,18 +29005,49 @@ typedef struct pfvm__la_lnpar {
     int parts;
 } pfvm__la_lnpar;
 
-/* One entry's epilogue after its sums: the residual, then the clamp
- * (pfvm__la_clamp1's two forms, as the kernels' PFVM__LA_CLAMP). */
-static float pfvm__la_ln_out(float v, const float *res, const float *cl)
+/* The running entries of 8 output channels at one tile (bt: position r's
+ * at bt[64 r], r < 7) stored to C's 8 rows (n apart, at c) after the
+ * epilogue: the residual (res, laid out as C), then the clamp
+ * (pfvm__la_clamp1's two forms, as the kernels' PFVM__LA_CLAMP); rn
+ * positions (the row's rest in its last tile). An 8 x 8 transpose of the
+ * positions (the eighth zero) and masked stores. */
+__attribute__((target("avx512f"))) static void pfvm__la_ln_store8(const float *bt, float *c, int64_t n,
+                                                                   const float *res, int rn, const float *cl)
 {
-    if (res)
-        v += *res;
-    if (cl) {
-        float lo = cl[0], hi = cl[1];
-        v = cl[2] != 0.0f ? (v > lo ? v : lo) : (lo > v ? lo : v);
-        v = hi < v ? hi : v;
+    const __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(rn), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256 z = _mm256_setzero_ps();
+    __m256 t0 = _mm256_unpacklo_ps(_mm256_loadu_ps(bt), _mm256_loadu_ps(bt + 64));
+    __m256 t1 = _mm256_unpackhi_ps(_mm256_loadu_ps(bt), _mm256_loadu_ps(bt + 64));
+    __m256 t2 = _mm256_unpacklo_ps(_mm256_loadu_ps(bt + 128), _mm256_loadu_ps(bt + 192));
+    __m256 t3 = _mm256_unpackhi_ps(_mm256_loadu_ps(bt + 128), _mm256_loadu_ps(bt + 192));
+    __m256 t4 = _mm256_unpacklo_ps(_mm256_loadu_ps(bt + 256), _mm256_loadu_ps(bt + 320));
+    __m256 t5 = _mm256_unpackhi_ps(_mm256_loadu_ps(bt + 256), _mm256_loadu_ps(bt + 320));
+    __m256 t6 = _mm256_unpacklo_ps(_mm256_loadu_ps(bt + 384), z);
+    __m256 t7 = _mm256_unpackhi_ps(_mm256_loadu_ps(bt + 384), z);
+    __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee);
+    __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee);
+    __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xee);
+    __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xee);
+    __m256 col[8];
+    int ch;
+    col[0] = _mm256_permute2f128_ps(s0, s4, 0x20); /* channel 0's positions */
+    col[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+    col[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+    col[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+    col[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+    col[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+    col[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+    col[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+    for (ch = 0; ch < 8; ch++) {
+        __m256 v = col[ch];
+        if (res)
+            v = _mm256_add_ps(v, _mm256_maskload_ps(res + ch * n, keep));
+        if (cl) {
+            const __m256 lo = _mm256_set1_ps(cl[0]), hi = _mm256_set1_ps(cl[1]);
+            v = _mm256_min_ps(hi, cl[2] != 0.0f ? _mm256_max_ps(v, lo) : _mm256_max_ps(lo, v));
+        }
+        _mm256_maskstore_ps(c + ch * n, keep, v);
     }
-    return v;
 }
 
 /* Tiles [t0, t1) of block b of 64 output channels: each through K in
@@ -29040,18 +29071,13 @@ static void pfvm__la_ln_tiles(const pfvm__la_lnpar *p, int64_t b, int64_t t0, in
             p->fn(kc, w, p->xp + oy * cv->sh * p->pw + ox * cv->sw, p->off + p0, buf + (t - t0) * PFVM__LA_LN_TILE);
         }
     }
-    for (j = 0; j < PFVM_LA_LANES_M; j++) {
-        int64_t row = b * PFVM_LA_LANES_M + j;
-        float *cr = p->c + row * p->n;
-        const float *rr = res ? res + row * p->n : NULL;
-        for (t = t0; t < t1; t++) {
-            const float *bt = buf + (t - t0) * PFVM__LA_LN_TILE + j;
-            int64_t oy = t / per_row, ox = t % per_row * PFVM__LA_LN_R;
-            int64_t rn = cv->ow - ox < PFVM__LA_LN_R ? cv->ow - ox : PFVM__LA_LN_R; /* the row's last tile: its rest */
-            for (r = 0; r < rn; r++) {
-                int64_t q = oy * cv->ow + ox + r; /* tiles run along the output's rows */
-                cr[q] = pfvm__la_ln_out(bt[r * PFVM_LA_LANES_M], rr ? rr + q : NULL, cl);
-            }
+    for (t = t0; t < t1; t++) {
+        int64_t oy = t / per_row, ox = t % per_row * PFVM__LA_LN_R, q = oy * cv->ow + ox; /* along the output's rows */
+        int rn = (int)(cv->ow - ox < PFVM__LA_LN_R ? cv->ow - ox : PFVM__LA_LN_R); /* the row's last tile: its rest */
+        for (j = 0; j < PFVM_LA_LANES_M; j += 8) {
+            int64_t row = b * PFVM_LA_LANES_M + j;
+            pfvm__la_ln_store8(buf + (t - t0) * PFVM__LA_LN_TILE + j, p->c + row * p->n + q, p->n,
+                               res ? res + row * p->n + q : NULL, rn, cl);
         }
     }
 }
