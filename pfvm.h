@@ -3968,14 +3968,15 @@ PFVM_INTERNAL int pfvm_la_conv_s1(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t 
  * lanes: tiles of PFVM_LA_LANES_M output channels x 7 output positions of
  * one output row (no column wasted where the output's width is a multiple
  * of 7, as resnet's 14x14 and 7x7 planes, which fill 32-position tiles
- * to 224 and 64), the input copied once into a zero-padded plane per
+ * to 224 and 64; another width's last tile in each row computes 7 and
+ * stores the rest), the input copied once into a zero-padded plane per
  * channel, stride 1 or 2, any window. wl: the weights packed by
  * pfvm_la_pack_lanes. Each entry's products are summed by fma in chunks
  * of PFVM_LA_KC in order and added to the bias, with the epilogue e
  * (required) as the engine's: the engine's bits. Splits over k's threads
  * by blocks of output channels. Returns 0 (and does nothing) where it
- * does not apply (m not a multiple of PFVM_LA_LANES_M, the output's width
- * not a multiple of 7, other strides, no AVX-512): then the caller runs
+ * does not apply (m not a multiple of PFVM_LA_LANES_M, other strides, no
+ * AVX-512): then the caller runs
  * the engine. AVX-512 hosts only (PFVM__LA_CONV_S1). */
 #define PFVM_LA_LANES_M 64
 PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t m, const float *wl, float *c,
