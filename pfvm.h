@@ -28907,11 +28907,25 @@ PFVM_INTERNAL int pfvm_la_conv_s1(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t 
  * width is not a multiple of 7). */
 static int64_t pfvm__la_ln_per_row(const pfvm_la_conv *cv);
 
-/* Tiles at a time: a group, or all the plane's. */
+/* Tiles at a time: the plane's tiles in as few groups of at most
+ * PFVM__LA_LN_GROUP as there can be, of equal sizes (the units of the
+ * split: a block's groups, so equal parts of the work). */
 static int64_t pfvm__la_ln_group(const pfvm_la_conv *cv)
 {
     int64_t tiles = cv->oh * pfvm__la_ln_per_row(cv);
-    return tiles < PFVM__LA_LN_GROUP ? tiles : PFVM__LA_LN_GROUP;
+    int64_t groups = (tiles + PFVM__LA_LN_GROUP - 1) / PFVM__LA_LN_GROUP;
+    return groups < 1 ? 1 : (tiles + groups - 1) / groups;
+}
+
+/* The most parts pfvm_la_conv_lanes splits into (each has its running
+ * entries in the workspace). */
+#define PFVM__LA_LN_PARTS_MAX 16
+
+/* Units of the split: blocks of 64 output channels x groups of tiles. */
+static int64_t pfvm__la_ln_units(const pfvm_la_conv *cv, int64_t m)
+{
+    int64_t tiles = cv->oh * pfvm__la_ln_per_row(cv), group = pfvm__la_ln_group(cv);
+    return m / PFVM_LA_LANES_M * ((tiles + group - 1) / group);
 }
 
 static int64_t pfvm__la_ln_per_row(const pfvm_la_conv *cv)
@@ -29083,24 +29097,30 @@ static void pfvm__la_ln_tiles(const pfvm__la_lnpar *p, int64_t b, int64_t t0, in
     }
 }
 
-/* Block b of 64 output channels, its tiles a group at a time. */
-static void pfvm__la_ln_block(const pfvm__la_lnpar *p, int64_t b, float *buf)
+/* Unit u of the split: block u / groups of 64 output channels, its
+ * group of tiles u % groups, then their SiLU (the group's positions are
+ * consecutive in C's rows: tiles run along the output's rows). */
+static void pfvm__la_ln_unit(const pfvm__la_lnpar *p, int64_t u, float *buf)
 {
-    int64_t t0;
-    for (t0 = 0; t0 < p->tiles; t0 += p->group)
-        pfvm__la_ln_tiles(p, b, t0, p->tiles - t0 < p->group ? p->tiles : t0 + p->group, buf);
+    const int64_t groups = (p->tiles + p->group - 1) / p->group, b = u / groups, t0 = u % groups * p->group;
+    const int64_t t1 = p->tiles - t0 < p->group ? p->tiles : t0 + p->group;
+    pfvm__la_ln_tiles(p, b, t0, t1, buf);
 #ifdef PFVM__STORE_SILU
-    if (PFVM__LA_SILU(p->e))
-        pfvm_ew_silu_rows(p->c + b * PFVM_LA_LANES_M * p->n, p->n, PFVM_LA_LANES_M, (ptrdiff_t)p->n);
+    if (PFVM__LA_SILU(p->e)) {
+        const int64_t per_row = pfvm__la_ln_per_row(p->cv), ow = p->cv->ow;
+        int64_t q0 = t0 / per_row * ow + t0 % per_row * PFVM__LA_LN_R;
+        int64_t q1 = t1 == p->tiles ? p->n : t1 / per_row * ow + t1 % per_row * PFVM__LA_LN_R;
+        pfvm_ew_silu_rows(p->c + b * PFVM_LA_LANES_M * p->n + q0, p->n, PFVM_LA_LANES_M, (ptrdiff_t)(q1 - q0));
+    }
 #endif
 }
 
 static void pfvm__la_ln_part(void *ctx, int i)
 {
     pfvm__la_lnpar *p = (pfvm__la_lnpar *)ctx;
-    int64_t b;
-    for (b = i; b < p->m / PFVM_LA_LANES_M; b += p->parts)
-        pfvm__la_ln_block(p, b, p->bufs + (int64_t)i * p->group * PFVM__LA_LN_TILE);
+    int64_t u, units = pfvm__la_ln_units(p->cv, p->m);
+    for (u = i; u < units; u += p->parts)
+        pfvm__la_ln_unit(p, u, p->bufs + (int64_t)i * p->group * PFVM__LA_LN_TILE);
 }
 
 /* Floats of pfvm_la_conv_lanes' workspace with `parts` parts: the padded
@@ -29118,14 +29138,17 @@ PFVM_INTERNAL size_t pfvm_la_conv_lanes_ws_floats(const pfvm_la_conv *cv, int64_
 {
     if (m < PFVM_LA_LANES_M || cv->oh < 1 || cv->ow < 1 || cv->cin < 1 || cv->kh < 1 || cv->kw < 1)
         return 0;
-    return pfvm__la_ln_floats(cv, m / PFVM_LA_LANES_M); /* parts: at most one per block */
+    {
+        int64_t units = pfvm__la_ln_units(cv, m); /* parts: at most one per unit, PFVM__LA_LN_PARTS_MAX */
+        return pfvm__la_ln_floats(cv, units < PFVM__LA_LN_PARTS_MAX ? units : PFVM__LA_LN_PARTS_MAX);
+    }
 }
 
 PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t m, const float *wl, float *c,
                                      const pfvm_la_epi *e)
 {
     pfvm__la_lnpar p;
-    int64_t ph, pw, taps, ci, t, blocks, oh = cv->oh;
+    int64_t ph, pw, taps, ci, t, units, oh = cv->oh;
     size_t floats, plane;
     float *ws;
     int threads = k ? PFVM__KTHREADS(k) : 1;
@@ -29150,10 +29173,12 @@ PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64
     p.e = e;
     p.wl = wl;
     p.fn = cv->sw == 1 ? pfvm__la_ln_s1 : pfvm__la_ln_s2;
-    blocks = m / PFVM_LA_LANES_M;
+    units = pfvm__la_ln_units(cv, m);
     p.parts = 1;
-    if (threads > 1 && (float)m * (float)p.n * (float)p.k >= (float)PFVM__LA_PAR_MIN)
-        p.parts = blocks < threads ? (int)blocks : threads;
+    if (threads > 1 && (float)m * (float)p.n * (float)p.k >= (float)PFVM__LA_PAR_MIN) {
+        int most = threads < PFVM__LA_LN_PARTS_MAX ? threads : PFVM__LA_LN_PARTS_MAX;
+        p.parts = units < most ? (int)units : most;
+    }
     floats = pfvm__la_ln_floats(cv, p.parts);
     if (k && k->exec) { /* the executor's scratch (grown once, kept) */
         if (!(ws = (float *)pfvm_kctx_scratch(k, floats * sizeof(float))))
