@@ -1480,6 +1480,23 @@ struct pfvm_accel_ctx {
     int64_t keep_dram, keep_off, keep_bytes;
     int64_t *keep_tag;
     int keep_readers; /* the nodes that read the kept weight (a tiling may count its share) */
+    /* streamed: when not NULL, emits the row consumer of the value the
+     * tiles leave (after res and post: a LayerNormalization over the last
+     * axis whose other inputs are constant rows), through its own
+     * resident hook, in place on a tile of whole rows, rows x row_cols at
+     * PE byte offset off: its row_par constant rows (row_cols elements
+     * each, input k + 1 at root byte row_dram[k]) loaded by the hook at
+     * par_off, par_off + row_cols * 4, ..., and row_tmp(c, rows) bytes of
+     * temporaries at tmp_off (row_cycles(c, rows): the PE cycles it
+     * takes, as the simulator counts them; -1: it does not lower). The consumer is then a view and the value
+     * before it never reaches the root memory. A hook that applies it
+     * sets row_done; one that does not leaves it 0 and the emitter lowers
+     * the node again without. */
+    pfvm_code (*row)(pfvm_accel_ctx *c, int64_t off, int64_t rows, int64_t par_off, int64_t tmp_off);
+    int64_t (*row_tmp)(pfvm_accel_ctx *c, int64_t rows);
+    double (*row_cycles)(pfvm_accel_ctx *c, int64_t rows);
+    int row_done, row_par;
+    int64_t row_cols, row_dram[2];
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
@@ -14152,6 +14169,8 @@ typedef struct pfvm__acl_affine {
     int rank;
     int64_t yd[5], xs[5], ys[5], base;
     int64_t roff; /* PE byte offset of the residual's box (ctx.res), past the largest tile */
+    int64_t poff, toff; /* the row consumer's constant rows and temporaries (ctx.row), past the boxes */
+    const pfvm__acl_tile *tiles; /* the tiles, in wave order (a PE's first tile loads the constant rows) */
 } pfvm__acl_affine;
 
 /* Merges output axes that are contiguous in both x and y, and appends a
@@ -14207,7 +14226,15 @@ static pfvm_code pfvm__acl_affine_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const 
         dst += t->o[a] * m->ys[a];
     }
     if ((rc = pfvm__acl_load(c, &q[0], pe, 0, c->in[0].dram + src * 4, en, er, ec, er * ec, ec, m->xs[r - 3],
-                             m->xs[r - 2])) != PFVM_OK || !c->res)
+                             m->xs[r - 2])) != PFVM_OK)
+        return rc;
+    /* the row consumer's constant rows (a LayerNorm's scale and bias), the
+     * same on every PE: one line per run of PEs, in the first wave only
+     * (nothing overwrites them: the later waves' tiles find them there) */
+    for (a = 0; c->row && t - m->tiles < c->pes && a < c->row_par && rc == PFVM_OK; a++)
+        rc = pfvm__acl_load(c, &q[2 + a], pe, m->poff + a * c->row_cols * 4, c->row_dram[a], 1, 1, c->row_cols,
+                            c->row_cols, c->row_cols, 0, c->row_cols);
+    if (rc != PFVM_OK || !c->res)
         return rc;
     /* the residual's box: the output tile's elements, from the other operand */
     return pfvm__acl_load(c, &q[1], pe, m->roff, c->res_dram + dst * 4, en, er, ec, er * ec, ec, m->ys[r - 3],
@@ -14226,6 +14253,8 @@ static pfvm_code pfvm__acl_affine_body(pfvm_accel_ctx *c, const pfvm__acl_tile *
         rc = c->res(c, 0, m->roff, n);
     if (rc == PFVM_OK && c->post)
         rc = c->post(c, 0, n);
+    if (rc == PFVM_OK && c->row) /* the tile holds whole rows (pfvm__acl_affine_stream) */
+        rc = c->row(c, 0, n / c->row_cols, m->poff, m->toff);
     return rc;
 }
 
@@ -14239,10 +14268,80 @@ static pfvm_code pfvm__acl_affine_store(pfvm_accel_ctx *c, const pfvm__acl_tile 
     return pfvm__acl_store(c, pe, c->out[0].dram + dst * 4, 0, en, er, ec, m->ys[r - 3], m->ys[r - 2], er * ec, ec);
 }
 
+/* Estimated cycles of n tiles dealt over every level's links (deal_all),
+ * each bringing `in` bytes of its own and `shared` bytes that every tile
+ * needs (sent once down a link whose links below broadcast) and sending
+ * `out` bytes back: per wave, its busiest link, as the simulator charges a
+ * phase (a rough model for choices between plans, not the simulator). */
+static double pfvm__acl_spread_cost(const pfvm_accel_ctx *c, int64_t n, double in, double shared, double out)
+{
+    int64_t waves = (n + c->pes - 1) / c->pes, per = n < c->pes ? n : c->pes;
+    double worst = 0;
+    int k;
+    for (k = 0; k < c->nlinks; k++) {
+        int64_t inst = c->link_pes[k] > 0 ? c->pes / c->link_pes[k] : 1, t;
+        double down, up;
+        if (inst < 1)
+            inst = 1;
+        t = (per + inst - 1) / inst; /* tiles under the busiest instance */
+        down = (double)t * in + (c->link_bcast[k] ? shared : (double)t * shared);
+        up = (double)t * out;
+        if (c->link_down[k] > 0 && down / c->link_down[k] > worst)
+            worst = down / c->link_down[k];
+        if (c->link_up[k] > 0 && up / c->link_up[k] > worst)
+            worst = up / c->link_up[k];
+    }
+    return worst * (double)waves;
+}
+
+/* Whether the copy applies its row consumer (ctx.row): each tile is one
+ * index of the merged last axis, whole (whole rows of the consumer), when
+ * that fits a PE beside the residual's box, the constant rows and the
+ * temporaries, and the fused tiles (their busiest link, or the PE's
+ * cycles for the residual and the consumer, ctx.row_cycles, whichever is
+ * longer) are estimated cheaper than the copy's small boxes followed by
+ * the consumer's traffic alone (its rows in and out, one row per tile,
+ * its constant rows on every PE; its compute left out, so that the
+ * fusion is taken only where it wins against a lower estimate of the
+ * node it removes). Sets step[] and m's offsets. */
+static int pfvm__acl_affine_row(pfvm_accel_ctx *c, pfvm__acl_affine *m, int64_t total, int64_t cap, int64_t *step)
+{
+    int r = m->rank, a;
+    int64_t cols = c->row_cols, box = m->yd[r - 1], rows, tmp;
+    double in, fused, alone, nbox, pe;
+    if (cols < 1 || box % cols || box * 4 > c->pe_mem || !c->row_tmp || !c->row_cycles)
+        return 0;
+    rows = box / cols;
+    if ((tmp = c->row_tmp(c, rows)) < 0 || (pe = c->row_cycles(c, rows)) < 0)
+        return 0;
+    if (c->res)
+        pe += (double)((box + c->simd - 1) / c->simd); /* the residual's add */
+    m->roff = pfvm__acl_al(box * 4);
+    m->poff = m->roff * (c->res ? 2 : 1);
+    m->toff = m->poff + pfvm__acl_al(c->row_par * cols * 4);
+    if (m->toff + tmp > c->pe_mem)
+        return 0;
+    in = (double)box * 4 * (c->res ? 2 : 1);
+    /* the constant rows cross the links in the first wave only */
+    fused = pfvm__acl_spread_cost(c, total / box, in, 0, (double)box * 4) +
+            pfvm__acl_spread_cost(c, 1, 0, (double)c->row_par * cols * 4, 0);
+    if (pe * (double)((total / box + c->pes - 1) / c->pes) > fused)
+        fused = pe * (double)((total / box + c->pes - 1) / c->pes);
+    nbox = (double)((total + cap - 1) / cap);
+    alone = pfvm__acl_spread_cost(c, (int64_t)nbox, (double)cap * 4 * (c->res ? 2 : 1), 0, (double)cap * 4) +
+            pfvm__acl_spread_cost(c, total / cols, (double)cols * 4, (double)c->row_par * cols * 4, (double)cols * 4);
+    if (fused >= alone)
+        return 0;
+    for (a = 0; a < r; a++)
+        step[a] = a == r - 1 ? box : 1;
+    c->pe_used = m->toff + tmp;
+    return 1;
+}
+
 static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, pfvm__acl_affine *m)
 {
     int64_t step[5], total = 1, cap;
-    int r = m->rank, a;
+    int r = m->rank, a, row = 0;
     pfvm__acl_tile *tiles = NULL;
     pfvm__acl_waves w;
     pfvm_code rc = PFVM_OK;
@@ -14263,23 +14362,31 @@ static pfvm_code pfvm__acl_affine_stream(pfvm_accel_ctx *c, pfvm__acl_affine *m)
         cap = c->pe_mem / 4 / (c->res ? 2 : 1);
     if (cap < 1)
         return pfvm__acl_stream_nomem(c, c->res ? 8 : 4);
-    for (a = r - 3; a < r; a++) /* halve n, then r, then c until the box fits */
+    if (c->row && !(row = pfvm__acl_affine_row(c, m, total, cap, step)))
+        return pfvm__acl_unsupported(c, "a strided copy's row consumer in whole rows only, where the model finds "
+                                        "it cheaper");
+    for (a = r - 3; a < r && !row; a++) /* halve n, then r, then c until the box fits */
         while (step[r - 3] * step[r - 2] * step[r - 1] > cap && step[a] > 1)
             step[a] = (step[a] + 1) / 2;
-    m->roff = pfvm__acl_al(step[r - 3] * step[r - 2] * step[r - 1] * 4);
-    c->pe_used = m->roff * (c->res ? 2 : 1);
+    if (!row) {
+        m->roff = pfvm__acl_al(step[r - 3] * step[r - 2] * step[r - 1] * 4);
+        c->pe_used = m->roff * (c->res ? 2 : 1);
+    }
     memset(&w, 0, sizeof w);
     w.load = pfvm__acl_affine_load, w.store = pfvm__acl_affine_store, w.user = (void *)m;
-    w.body = c->res || c->post ? pfvm__acl_affine_body : NULL;
+    w.body = c->res || c->post || row ? pfvm__acl_affine_body : NULL;
     /* each tile reads its own box: dealt over every level's links (at
      * batch 8 a copy's 320 tiles under 16 L1Bs, not 4) */
     c->deal_all = 1;
-    if ((rc = pfvm__acl_tiling(c, r, m->yd, step, &tiles)) == PFVM_OK)
+    if ((rc = pfvm__acl_tiling(c, r, m->yd, step, &tiles)) == PFVM_OK) {
+        m->tiles = tiles;
         rc = pfvm__acl_run_waves(c, tiles, &w);
+    }
     c->deal_all = 0;
     stbds_arrfree(tiles);
     c->res_done = c->res != NULL;
     c->post_done = c->post != NULL;
+    c->row_done = row;
     return rc;
 }
 

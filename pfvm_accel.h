@@ -482,6 +482,8 @@ typedef struct accel_em_emitter {
     int res_vi;                 /* the current node's output is res_node's input res_vi */
     const pfvm_node *vec_node;  /* streamed: the constant-vector consumer it applies (pfvm_accel_ctx.vec) */
     int vec_vi;                 /* the current node's output is vec_node's input vec_vi */
+    const pfvm_node *row_node;  /* streamed: the row consumer it applies (pfvm_accel_ctx.row) */
+    int64_t row_at;             /* the row consumer's next temporary (accel_em_row_scratch) */
     pfvm_accel_ctx chain[2];    /* streamed: the nodes the current node may run in its tiles (pfvm_accel_ctx.chain) */
     const pfvm_node *chain_post[2]; /* their activations */
     accel_em_ppart ppart; /* streamed: the current node's pooled part, to pool after it (ppart_on) */
@@ -1476,6 +1478,174 @@ static const pfvm_node *accel_em_vector(accel_em_emitter *e, const pfvm_node *n,
     return r;
 }
 
+/* The row consumer's temporaries: taken in turn from row_at. */
+static int64_t accel_em_row_scratch(pfvm_accel_ctx *c, int64_t bytes)
+{
+    accel_em_emitter *e = (accel_em_emitter *)c->user;
+    int64_t off = e->row_at;
+    e->row_at += (bytes + 15) / 16 * 16;
+    return off;
+}
+
+/* Runs row consumer r's resident hook in place on a tile of rows x cols at
+ * PE byte offset off, its constant rows (inputs 1...) at par_off, par_off
+ * + cols * 4..., its temporaries from tmp_off (emitting, or only trying
+ * when dry); *tmp: the temporaries' bytes. */
+static pfvm_code accel_em_run_row(accel_em_emitter *e, const pfvm_node *r, int64_t off, int64_t rows, int64_t cols,
+                                  int64_t par_off, int64_t tmp_off, int dry, int64_t *tmp)
+{
+    pfvm_accel_ctx rc;
+    pfvm_code code;
+    int i, k = 0;
+    memset(&rc, 0, sizeof rc);
+    rc.node = r;
+    rc.n_in = r->n_inputs;
+    rc.n_out = 1;
+    for (i = 0; i < r->n_inputs; i++) {
+        pfvm_accel_arg *a = &rc.in[i];
+        a->rank = -1, a->off = -1, a->elems = -1;
+        if (!r->inputs[i])
+            continue;
+        a->replicated = 1;
+        if (i == 0) {
+            a->rank = 2, a->dims[0] = rows, a->dims[1] = cols, a->off = off, a->elems = rows * cols;
+        } else {
+            a->rank = 1, a->dims[0] = cols, a->off = par_off + 4 * cols * k++, a->elems = cols;
+        }
+    }
+    rc.out[0] = rc.in[0];
+    rc.simd = e->t->simd;
+    rc.user = e;
+    rc.emit = dry ? accel_em_discard : accel_em_ctx_emit;
+    rc.scratch = accel_em_row_scratch;
+    rc.st = e->st;
+    e->row_at = tmp_off;
+    code = r->op->accel(&rc);
+    *tmp = e->row_at - tmp_off;
+    return code;
+}
+
+static pfvm_code accel_em_row_emit(pfvm_accel_ctx *c, int64_t off, int64_t rows, int64_t par_off, int64_t tmp_off)
+{
+    accel_em_emitter *e = (accel_em_emitter *)c->user;
+    int64_t tmp;
+    return accel_em_run_row(e, e->row_node, off, rows, c->row_cols, par_off, tmp_off, 0, &tmp);
+}
+
+static int64_t accel_em_row_tmp(pfvm_accel_ctx *c, int64_t rows)
+{
+    accel_em_emitter *e = (accel_em_emitter *)c->user;
+    pfvm_status quiet, *keep = e->st;
+    int64_t tmp = 0;
+    pfvm_code rc;
+    e->st = &quiet;
+    rc = accel_em_run_row(e, e->row_node, 0, rows, c->row_cols, 0, 0, 1, &tmp);
+    e->st = keep;
+    return rc == PFVM_OK ? tmp : -1;
+}
+
+/* The PE cycles of the row consumer on a tile of rows x row_cols, as the
+ * simulator counts them: its lines run on a one-PE copy of the target
+ * (after a phase that fills the memory), so that a tiling weighs the
+ * consumer's compute exactly; -1 when it does not lower. */
+static double accel_em_row_cycles(pfvm_accel_ctx *c, int64_t rows)
+{
+    accel_em_emitter *e = (accel_em_emitter *)c->user;
+    pfvm_status quiet, *keep = e->st;
+    size_t mark = (size_t)stbds_arrlen(e->text), len;
+    int64_t cols = c->row_cols, par = (rows * cols * 4 + 15) / 16 * 16, toff, tmp = 0;
+    pfvm_accel_target one = *e->t;
+    pfvm_accel_sim *s = NULL;
+    char *prog = NULL, head[160];
+    double cyc = -1;
+    int hl;
+    pfvm_code rc;
+    toff = par + (c->row_par * cols * 4 + 15) / 16 * 16;
+    e->st = &quiet;
+    rc = accel_em_run_row(e, e->row_node, 0, rows, cols, par, toff, 0, &tmp);
+    len = (size_t)stbds_arrlen(e->text) - mark;
+    one.nlevels = 2;
+    one.levels[1] = e->t->levels[e->t->nlevels - 1];
+    one.levels[1].fanout = 1;
+    hl = pfvm__snprintf(head, sizeof head, "program %s\nfill 0 1 %lld\nbarrier\n", one.name,
+                        (long long)((toff + tmp) / 4));
+    if (rc == PFVM_OK && (toff + tmp) <= one.levels[1].mem_bytes && (prog = (char *)pfvm__malloc(len + (size_t)hl + 16))) {
+        memcpy(prog, head, (size_t)hl);
+        memcpy(prog + hl, e->text + mark, len);
+        strcpy(prog + hl + len, "barrier\n");
+        if ((s = pfvm_accel_sim_new(&one, &quiet)) && pfvm_accel_sim_run(s, prog, NULL, 0, NULL, NULL, &quiet) == PFVM_OK)
+            cyc = pfvm_accel_sim_phase_cycles(s, 1);
+    }
+    stbds_arrsetlen(e->text, mark);
+    pfvm_accel_sim_free(s);
+    pfvm__free(prog);
+    e->st = keep;
+    return cyc;
+}
+
+/* The row consumer a node's tiles may apply to value v, the value they
+ * leave (pfvm_accel_ctx.row): v's single reader, a reduction-kind
+ * operator (LayerNormalization) whose output 0 alone is used and has v's
+ * shape, whose other inputs are float initializers of v's last dim's
+ * elements (at most two) and whose resident hook lowers a tile of whole
+ * rows in place (tried on two rows); NULL if none. Puts the constant
+ * rows in the root memory; sets c->row_cols, row_par and row_dram. */
+static const pfvm_node *accel_em_row(accel_em_emitter *e, const pfvm_value *v, pfvm_accel_ctx *c)
+{
+    const pfvm_node *r;
+    pfvm_status quiet, *keep = e->st;
+    int64_t vd[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], cols, tmp;
+    int vr, yr, i, k = 0;
+    pfvm_code rc;
+    if (!v || v->type.dtype != PFVM_FLOAT || !(r = accel_em_consumer(e->g, v)) || !r->op || !r->op->accel ||
+        r->op->fusion != PFVM_FUSE_REDUCTION || r->inputs[0] != v || r->n_inputs > 3 || !r->outputs[0] ||
+        r->outputs[0]->type.dtype != PFVM_FLOAT)
+        return NULL;
+    for (i = 1; i < r->n_outputs; i++)
+        if (r->outputs[i])
+            return NULL;
+    e->st = &quiet;
+    rc = accel_em_dims(e, v, &vr, vd);
+    if (rc == PFVM_OK)
+        rc = accel_em_dims(e, r->outputs[0], &yr, yd);
+    e->st = keep;
+    if (rc != PFVM_OK || vr < 1 || vr != yr || memcmp(vd, yd, (size_t)vr * sizeof *vd) || vd[vr - 1] < 1)
+        return NULL;
+    cols = vd[vr - 1];
+    for (i = 1; i < r->n_inputs; i++) {
+        const pfvm_value *o = r->inputs[i];
+        int j;
+        if (!o)
+            continue;
+        if (!o->init || o->init->dtype != PFVM_FLOAT || pfvm_tensor_numel(o->init) != cols || strpbrk(o->name, " \t#") ||
+            !o->name[0])
+            return NULL;
+        for (j = 0; j + 1 < o->init->rank; j++)
+            if (o->init->dims[j] != 1)
+                return NULL;
+    }
+    e->st = &quiet;
+    rc = accel_em_run_row(e, r, 0, 2, cols, 2 * cols * 4, 4 * cols * 4, 1, &tmp);
+    e->st = keep;
+    if (rc != PFVM_OK)
+        return NULL;
+    for (i = 1; i < r->n_inputs; i++) {
+        const pfvm_value *o = r->inputs[i];
+        if (!o)
+            continue;
+        if (!e->places[o->id].placed && !e->naive && accel_em_placed_twin(e, o))
+            e->places[o->id] = e->places[accel_em_placed_twin(e, o)->id]; /* an equal weight's bytes */
+        if (!e->places[o->id].placed &&
+            (accel_em_dram(e, o) != PFVM_OK ||
+             accel_em_line(e, "dweight %s %lld", o->name, (long long)e->places[o->id].off) != PFVM_OK))
+            return NULL;
+        c->row_dram[k++] = e->places[o->id].off;
+    }
+    c->row_par = k;
+    c->row_cols = cols;
+    return r;
+}
+
 /* The consumer n's producer may apply to its output tiles: the single
  * consumer of n's only output (not a graph output), an element-wise
  * operator whose other inputs are constants and whose resident hook
@@ -2394,10 +2564,31 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     if (e->res_node) {
         /* the lowering applies the residual consumer (and that one's
          * consumer); if it does not, it runs again without */
-        size_t mark = (size_t)stbds_arrlen(e->text);
+        size_t mark;
         e->post_node = accel_em_post(e, e->res_node);
         c.post = e->post_node ? accel_em_post_emit : NULL;
         c.res = accel_em_res_emit;
+        /* first with the row consumer of what the tiles leave (a
+         * LayerNorm after the residual), then without */
+        e->row_node = accel_em_row(e, accel_em_after(e->res_node, e->post_node), &c);
+        c.row = e->row_node ? accel_em_row_emit : NULL;
+        c.row_tmp = e->row_node ? accel_em_row_tmp : NULL;
+        c.row_cycles = e->row_node ? accel_em_row_cycles : NULL;
+        mark = (size_t)stbds_arrlen(e->text);
+        if (c.row) {
+            c.res_done = c.row_done = 0;
+            rc = accel_em_stream_try(e, &c, f);
+            if (rc == PFVM_OK && c.res_done && c.row_done && (!c.post || c.post_done)) {
+                e->places[n->outputs[0]->id].activated = (c.post ? 3 : 2);
+                c.row = NULL;
+                goto lowered;
+            }
+            stbds_arrsetlen(e->text, mark);
+            c.row = NULL;
+            c.row_tmp = NULL;
+            c.row_done = 0;
+            e->row_node = NULL;
+        }
         c.res_done = 0;
         rc = accel_em_stream_try(e, &c, f);
         if (rc == PFVM_OK && c.res_done) {

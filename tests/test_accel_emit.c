@@ -745,6 +745,36 @@ static void check_rows_last_tile(void)
     check_model("tests/models/transformer_encoder", "targets/tiny.txt", 1, 1e-6);
 }
 
+/* A row consumer applied in a strided copy's tiles (pfvm_accel_ctx.row):
+ * accel_rowln on tiny (tools/make_accel_rowln.py: x (8, 8, 30) ->
+ * Transpose -> Add x -> LayerNormalization, odd rows, batch 8): the copy
+ * loads whole rows, adds the residual and normalizes them before its
+ * store, so the Add and the LayerNorm are views and the sum never reaches
+ * the root memory; the same computation with a Reshape between the Add
+ * and the LayerNorm (unfused/) keeps them apart and takes more cycles.
+ * On mncore2 the TransformerEncoder's rows are compute-bound (one row of
+ * 32 per PE: the fused tile's LayerNorm is slower than the copy and the
+ * split LayerNorm together), and the cost model keeps them apart. */
+static void check_row_consumer(void)
+{
+    static const char *const fused[] = {"# view residual (Add)", "# view norm (LayerNormalization)"};
+    static const char *const apart[] = {"# view residual (Add)", "# node norm (LayerNormalization)"};
+    static const char *const tf[] = {"# node /layers.0/norm1/Add_1/LayerNormalization (LayerNormalization)"};
+    double with, without;
+    pfvm_accel_free(emit_with_views("tests/models/accel_rowln", "targets/tiny.txt", fused,
+                                    sizeof fused / sizeof *fused, NULL));
+    check_model("tests/models/accel_rowln", "targets/tiny.txt", 1, 1e-6);
+    with = last_cycles;
+    pfvm_accel_free(emit_with_views("tests/models/accel_rowln/unfused", "targets/tiny.txt", apart,
+                                    sizeof apart / sizeof *apart, NULL));
+    check_model("tests/models/accel_rowln/unfused", "targets/tiny.txt", 1, 1e-6);
+    without = last_cycles;
+    CHECK_MSG(with > 0 && without > 0 && with < without, "accel_rowln: %.0f cycles fused, %.0f apart", with,
+              without);
+    pfvm_accel_free(emit_with_views("tests/models/transformer_encoder", "targets/mncore2.txt", tf,
+                                    sizeof tf / sizeof *tf, NULL));
+}
+
 int main(void)
 {
     check_model("tests/models/mlp", "targets/mncore2.txt", 0, 1e-6);
@@ -789,6 +819,7 @@ int main(void)
     check_built_graph();
     check_distinct_weights();
     check_kept_weight();
+    check_row_consumer();
     check_errors();
     return CHECK_END();
 }

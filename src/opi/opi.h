@@ -337,6 +337,23 @@ struct pfvm_accel_ctx {
     int64_t keep_dram, keep_off, keep_bytes;
     int64_t *keep_tag;
     int keep_readers; /* the nodes that read the kept weight (a tiling may count its share) */
+    /* streamed: when not NULL, emits the row consumer of the value the
+     * tiles leave (after res and post: a LayerNormalization over the last
+     * axis whose other inputs are constant rows), through its own
+     * resident hook, in place on a tile of whole rows, rows x row_cols at
+     * PE byte offset off: its row_par constant rows (row_cols elements
+     * each, input k + 1 at root byte row_dram[k]) loaded by the hook at
+     * par_off, par_off + row_cols * 4, ..., and row_tmp(c, rows) bytes of
+     * temporaries at tmp_off (row_cycles(c, rows): the PE cycles it
+     * takes, as the simulator counts them; -1: it does not lower). The consumer is then a view and the value
+     * before it never reaches the root memory. A hook that applies it
+     * sets row_done; one that does not leaves it 0 and the emitter lowers
+     * the node again without. */
+    pfvm_code (*row)(pfvm_accel_ctx *c, int64_t off, int64_t rows, int64_t par_off, int64_t tmp_off);
+    int64_t (*row_tmp)(pfvm_accel_ctx *c, int64_t rows);
+    double (*row_cycles)(pfvm_accel_ctx *c, int64_t rows);
+    int row_done, row_par;
+    int64_t row_cols, row_dram[2];
 };
 typedef pfvm_code (*pfvm_accel_fn)(pfvm_accel_ctx *c);
 
