@@ -28419,6 +28419,64 @@ PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64
 #define PFVM__LA_STRIP_A_MAX 65536.0
 #endif
 
+/* The tasks take rectangles from counters where gcc and clang's atomics
+ * exist without a library (not on Cortex-M0, say), so that a thread that
+ * the OS keeps waiting (a loaded machine) leaves its share to the others;
+ * elsewhere task i takes rectangles i, i + parts, ... Which thread
+ * computes a rectangle never changes its bits.
+ *
+ * Each task first takes its own run of rectangles (task i of `runs`:
+ * [chunks x i / runs, chunks x (i + 1) / runs), in order), then what is
+ * left of the others' runs, each run's counter handing out each of its
+ * rectangles once. Where the threads keep pace, a thread computes the
+ * same share of the output in every node (the columns of a product are
+ * the positions of the next one's input, or its residual's): the data
+ * stays in that core's cache rather than crossing to the other core, as
+ * rectangles taken in turn from one counter did. */
+#if !defined(PFVM_NO_THREADS) && defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && \
+    __GCC_ATOMIC_INT_LOCK_FREE == 2
+#define PFVM__LA_RUNS 8 /* more tasks than this share one run */
+typedef struct pfvm__la_claims {
+    int next[PFVM__LA_RUNS]; /* run r's next rectangle */
+    int runs, chunks;
+} pfvm__la_claims;
+
+static void pfvm__la_claims_init(pfvm__la_claims *q, int parts, int chunks)
+{
+    int r;
+    q->runs = parts <= PFVM__LA_RUNS ? parts : 1;
+    q->chunks = chunks;
+    for (r = 0; r < q->runs; r++)
+        q->next[r] = (int)((int64_t)chunks * r / q->runs);
+}
+
+/* Task i's next rectangle, -1 when none is left. */
+static int pfvm__la_take(pfvm__la_claims *q, int i)
+{
+    int k;
+    for (k = 0; k < q->runs; k++) {
+        int r = (i + k) % q->runs, end = (int)((int64_t)q->chunks * (r + 1) / q->runs);
+        if (__atomic_load_n(&q->next[r], __ATOMIC_RELAXED) < end) {
+            int c = __atomic_fetch_add(&q->next[r], 1, __ATOMIC_RELAXED);
+            if (c < end)
+                return c;
+        }
+    }
+    return -1;
+}
+#define PFVM__LA_CLAIMS pfvm__la_claims q;
+#define PFVM__LA_CLAIMS_INIT(p) pfvm__la_claims_init(&(p)->q, (p)->parts, (p)->chunks)
+#define PFVM__LA_CLAIM(p, i, c) ((c) = pfvm__la_take(&(p)->q, (i)))
+#define PFVM__LA_NEXT(p, i, c) ((c) = pfvm__la_take(&(p)->q, (i)))
+#define PFVM__LA_MORE(p, c) ((c) >= 0)
+#else
+#define PFVM__LA_CLAIMS
+#define PFVM__LA_CLAIMS_INIT(p) ((void)(p))
+#define PFVM__LA_CLAIM(p, i, c) ((c) = (i))
+#define PFVM__LA_NEXT(p, i, c) ((c) += (p)->parts)
+#define PFVM__LA_MORE(p, c) ((c) < (p)->chunks)
+#endif
+
 typedef struct pfvm__la_par {
     const pfvm__la_kern *kn;
     pfvm__la_blocks bl;
@@ -28435,23 +28493,11 @@ typedef struct pfvm__la_par {
     int64_t unit, units;
     int chunks;           /* rectangles the tasks take in turn */
     int cchunks;          /* by rows: the column strips each row part is cut into (1: whole rows) */
-    int next;             /* the next rectangle to take (where the compiler has atomics) */
     int reads_b;          /* B read in place (pfvm__la_gemv or pfvm__la_direct) */
     const pfvm_la_epi *e; /* NULL, or the product's epilogue */
+    PFVM__LA_CLAIMS       /* the rectangles' counters (where the compiler has atomics) */
 } pfvm__la_par;
 
-/* The tasks take rectangles from a shared counter where gcc and clang's
- * atomics exist without a library (not on Cortex-M0, say), so that a thread that the OS keeps waiting (a loaded
- * machine) leaves its share to the others; elsewhere task i takes
- * rectangles i, i + parts, ... Which thread computes a rectangle never
- * changes its bits. */
-#if defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && __GCC_ATOMIC_INT_LOCK_FREE == 2
-#define PFVM__LA_CLAIM(p, i, c) ((void)(i), (c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
-#define PFVM__LA_NEXT(p, c) ((c) = __atomic_fetch_add(&(p)->next, 1, __ATOMIC_RELAXED))
-#else
-#define PFVM__LA_CLAIM(p, i, c) ((c) = (i))
-#define PFVM__LA_NEXT(p, c) ((c) += (p)->parts)
-#endif
 
 static void pfvm__la_rect_run(pfvm__la_par *p, int chunk, float *ws)
 {
@@ -28505,7 +28551,7 @@ static void pfvm__la_part(void *ctx, int i)
     pfvm__la_par *p = (pfvm__la_par *)ctx;
     float *ws = p->ws ? p->ws + p->ws_floats * (size_t)i : NULL;
     int c;
-    for (PFVM__LA_CLAIM(p, i, c); c < p->chunks; PFVM__LA_NEXT(p, c))
+    for (PFVM__LA_CLAIM(p, i, c); PFVM__LA_MORE(p, c); PFVM__LA_NEXT(p, i, c))
         pfvm__la_rect_run(p, c, ws);
 }
 
@@ -28559,7 +28605,7 @@ static int pfvm__la_split(pfvm__la_par *p, int threads)
         p->cchunks = cu < 4 ? (int)cu : 4;
     }
     p->chunks = p->by_rows ? p->parts * p->cchunks : p->units < 4 * p->parts ? (int)p->units : 4 * p->parts;
-    p->next = 0;
+    PFVM__LA_CLAIMS_INIT(p);
     return p->parts;
 }
 
@@ -28659,8 +28705,9 @@ typedef struct pfvm__la_cvpar {
     const pfvm_la_epi *e;
     int taps;
     ptrdiff_t dy[PFVM__LA_CV_TAPS], dx[PFVM__LA_CV_TAPS]; /* tap t's shift in rows and columns */
-    int parts, by_rows, chunks, next;                     /* the split (pfvm__la_split's) */
+    int parts, by_rows, chunks;                           /* the split (pfvm__la_split's) */
     int64_t unit, units;
+    PFVM__LA_CLAIMS
 } pfvm__la_cvpar;
 
 /* Tile j's masks: mk[2t] and mk[2t + 1], tap t's lanes (columns j..j+15,
@@ -28833,7 +28880,7 @@ static void pfvm__la_cv_part(void *ctx, int i)
 {
     pfvm__la_cvpar *p = (pfvm__la_cvpar *)ctx;
     int c;
-    for (PFVM__LA_CLAIM(p, i, c); c < p->chunks; PFVM__LA_NEXT(p, c))
+    for (PFVM__LA_CLAIM(p, i, c); PFVM__LA_MORE(p, c); PFVM__LA_NEXT(p, i, c))
         pfvm__la_cv_chunk(p, c);
 }
 
@@ -28872,6 +28919,7 @@ PFVM_INTERNAL int pfvm_la_conv_s1(pfvm_kctx *k, const pfvm_la_conv *cv, int64_t 
         p.units = (p.by_rows ? m + 11 : p.n + PFVM__LA_CV_NR - 1) / p.unit;
         p.parts = p.units < threads ? (int)p.units : threads;
         p.chunks = p.units < 4 * p.parts ? (int)p.units : 4 * p.parts;
+        PFVM__LA_CLAIMS_INIT(&p);
     }
     if (p.parts > 1) {
         pfvm_kctx_parallel(k, p.parts, pfvm__la_cv_part, &p);
@@ -28969,8 +29017,8 @@ typedef struct pfvm__la_lnpar {
     const pfvm_la_epi *e;
     pfvm__la_ln_fn fn;
     int64_t m, k, n, tiles, pw, ph;
-    int parts;
-    int next; /* the next block to take (where the compiler has atomics) */
+    int parts, chunks; /* chunks: the blocks of 64 output channels */
+    PFVM__LA_CLAIMS
 } pfvm__la_lnpar;
 
 /* One entry's epilogue after its sums: the residual, then the clamp
@@ -29028,11 +29076,11 @@ static void pfvm__la_ln_part(void *ctx, int i)
 {
     pfvm__la_lnpar *p = (pfvm__la_lnpar *)ctx;
     int b;
-    /* blocks taken from a shared counter (as pfvm__la_part's rectangles):
-     * a thread the OS keeps waiting leaves its blocks to the others; each
-     * block's entries go through the taking task's buffer, so which task
-     * takes it never changes its bits */
-    for (PFVM__LA_CLAIM(p, i, b); b < (int)(p->m / PFVM_LA_LANES_M); PFVM__LA_NEXT(p, b))
+    /* blocks taken as pfvm__la_part's rectangles: a thread the OS keeps
+     * waiting leaves its blocks to the others; each block's entries go
+     * through the taking task's buffer, so which task takes it never
+     * changes its bits */
+    for (PFVM__LA_CLAIM(p, i, b); PFVM__LA_MORE(p, b); PFVM__LA_NEXT(p, i, b))
         pfvm__la_ln_block(p, b, p->bufs + (int64_t)i * p->tiles * PFVM__LA_LN_TILE);
 }
 
@@ -29121,6 +29169,7 @@ PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64
     p.wl = wl;
     p.fn = cv->sw == 1 ? pfvm__la_ln_s1 : pfvm__la_ln_s2;
     blocks = m / PFVM_LA_LANES_M;
+    p.chunks = (int)blocks;
     p.parts = 1;
     if (threads > 1 && (float)m * (float)p.n * (float)p.k >= (float)PFVM__LA_PAR_MIN)
         p.parts = blocks < threads ? (int)blocks : threads;
@@ -29142,12 +29191,13 @@ PFVM_INTERNAL int pfvm_la_conv_lanes(pfvm_kctx *k, const pfvm_la_conv *cv, int64
 #ifndef PFVM_NO_THREADS
     if (p.parts > 1) { /* the copy split by channels, then the blocks (each reads every channel) */
         pfvm_kctx_parallel(k, p.parts, pfvm__la_ln_pad_part, &p);
-        p.next = 0;
+        PFVM__LA_CLAIMS_INIT(&p);
         pfvm_kctx_parallel(k, p.parts, pfvm__la_ln_part, &p);
     } else
 #endif
     {
         pfvm__la_ln_pad(&p, 0, cv->cin);
+        PFVM__LA_CLAIMS_INIT(&p);
         pfvm__la_ln_part(&p, 0);
     }
     if (!k || !k->exec)
