@@ -220,28 +220,33 @@ typedef struct pool {
 
 static pool the_pool;
 
+/* Runs task i, claimed by thread id. */
+static void pool_run_task(pool *p, int i, int id)
+{
+    double t0 = 0;
+    if (the_tprof.on) {
+        if (id && !the_tprof.first_start)
+            the_tprof.first_start = wall_ms();
+        t0 = thread_cpu_ms();
+    }
+    p->fn(p->ctx, i);
+    if (the_tprof.on)
+        the_tprof.task_cpu[id] += thread_cpu_ms() - t0;
+    POOL_DEC(&p->pending);
+}
+
 /* Claims and runs tasks of job `job` until none is left. */
 static void pool_take_tasks(pool *p, unsigned long job, int id)
 {
     unsigned long long tag = (unsigned long long)(job & 0xffffffffUL) << 32;
     for (;;) {
         unsigned long long c = POOL_LOAD(&p->claim);
-        double t0 = 0;
-        int i;
         if ((c & 0xffffffff00000000ULL) != tag || (int)(c & 0xffffffffULL) >= p->n_tasks)
             return;
         if (!POOL_CAS(&p->claim, &c, c + 1))
             continue;
-        i = (int)(c & 0xffffffffULL); /* claimed: the job cannot end (nor fn change) before this task does */
-        if (the_tprof.on) {
-            if (id && !the_tprof.first_start)
-                the_tprof.first_start = wall_ms();
-            t0 = thread_cpu_ms();
-        }
-        p->fn(p->ctx, i);
-        if (the_tprof.on)
-            the_tprof.task_cpu[id] += thread_cpu_ms() - t0;
-        POOL_DEC(&p->pending);
+        /* claimed: the job cannot end (nor fn change) before this task does */
+        pool_run_task(p, (int)(c & 0xffffffffULL), id);
     }
 }
 
@@ -334,6 +339,8 @@ static void pool_parallel_for(void *user, int n, pfvm_task_fn fn, void *ctx)
     unsigned long job;
     double cpu0 = 0, posted = 0;
     int i, spins = 0;
+    if (n < 1)
+        return;
     if (!pool_start(p) || p->n < 2) {
         for (i = 0; i < n; i++)
             fn(ctx, i);
@@ -349,13 +356,20 @@ static void pool_parallel_for(void *user, int n, pfvm_task_fn fn, void *ctx)
     p->ctx = ctx;
     p->n_tasks = n;
     POOL_STORE(&p->pending, n);
-    POOL_STORE(&p->claim, (unsigned long long)(job & 0xffffffffUL) << 32);
+    /* task 0 is the caller's, claimed before the job is posted: the same
+     * thread takes the same part of every node (with two threads the
+     * worker takes task 1 unless the caller gets there first), so kernels
+     * that give each part its own share of the output first (the matrix
+     * engine's runs of rectangles) keep each thread's data in its core's
+     * cache from node to node */
+    POOL_STORE(&p->claim, (unsigned long long)(job & 0xffffffffUL) << 32 | 1);
     POOL_STORE_SC(&p->job, job);
     if (POOL_LOAD_SC(&p->sleepers)) { /* else every worker is spinning or running: no lock, no system call */
         pthread_mutex_lock(&p->mu);
         pthread_cond_broadcast(&p->go);
         pthread_mutex_unlock(&p->mu);
     }
+    pool_run_task(p, 0, 0);
     pool_take_tasks(p, job, 0);
     while (POOL_LOAD(&p->pending)) /* tasks a worker started: spin, then give the core away */
         if (spins++ < POOL_SPINS)

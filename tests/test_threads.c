@@ -308,7 +308,8 @@ out:
     pfvm_model_free(mod);
 }
 
-static void check_conv(const char *what, const int64_t *dx, const int64_t *dw, int64_t group, int stride);
+static void check_conv(const char *what, const int64_t *dx, const int64_t *dw, int64_t group, int stride,
+                       int const_w);
 
 /* A depthwise Conv (and its Relu) over 2 x 37 planes of 29 x 31, stride
  * `stride`: the split cuts the planes in groups of the four-plane loops,
@@ -316,7 +317,7 @@ static void check_conv(const char *what, const int64_t *dx, const int64_t *dw, i
 static void check_depthwise(int stride)
 {
     int64_t dx[4] = {2, 37, 29, 31}, dw[4] = {37, 1, 3, 3};
-    check_conv("depthwise", dx, dw, 37, stride);
+    check_conv("depthwise", dx, dw, 37, stride, 0);
 }
 
 /* A squeeze-excite 1x1 Conv (and its Relu) on a 1x1 plane: one column,
@@ -327,12 +328,26 @@ static void check_one_column(int64_t m, int64_t c)
     int64_t dx[4] = {1, 0, 1, 1}, dw[4] = {0, 0, 1, 1};
     dx[1] = dw[1] = c;
     dw[0] = m;
-    check_conv("one-column 1x1", dx, dw, 1, 1);
+    check_conv("one-column 1x1", dx, dw, 1, 1, 0);
+}
+
+/* A Conv of 128 output channels on 37 x 14 x 14 with constant weights
+ * (packed at bind): on AVX-512, the kernel with output channels in the
+ * lanes (resnet18's layers 3 and 4), whose padded copy of the input is
+ * split by channels (37: parts of 12 and 13 at three threads) before its
+ * blocks of 64 channels; 3x3 at strides 1 and 2, 1x1 at stride 2. */
+static void check_lanes(int64_t kernel, int stride)
+{
+    int64_t dx[4] = {1, 37, 14, 14}, dw[4] = {128, 37, 0, 0};
+    dw[2] = dw[3] = kernel;
+    check_conv("lanes", dx, dw, 1, stride, 1);
 }
 
 /* Conv (x dims dx, weights dw, `group` groups, pads 1 for a 3x3 window)
- * + Relu at 1, 2 and 3 threads: the bits of one thread, and split. */
-static void check_conv(const char *what, const int64_t *dx, const int64_t *dw, int64_t group, int stride)
+ * + Relu at 1, 2 and 3 threads: the bits of one thread, and split.
+ * const_w: the weights and bias are initializers (else graph inputs). */
+static void check_conv(const char *what, const int64_t *dx, const int64_t *dw, int64_t group, int stride,
+                       int const_w)
 {
     pfvm_status st;
     pfvm_model *mod = pfvm_model_new(&st);
@@ -353,7 +368,7 @@ static void check_conv(const char *what, const int64_t *dx, const int64_t *dw, i
     for (j = 0; j < 5 && ok; j++)
         ok = (v[j] = pfvm_graph_value(g, names[j], &st)) != NULL;
     ok = ok && !pfvm_model_set_opset(mod, "", 17, &st);
-    for (j = 0; j < 3 && ok; j++)
+    for (j = 0; j < (const_w ? 1 : 3) && ok; j++)
         ok = !pfvm_graph_add_input(g, v[j], &st);
     io[0] = v[0], io[1] = v[1], io[2] = v[2];
     ok = ok && (conv = pfvm_graph_add_node(g, "Conv", "", "dw", io, 3, &v[3], 1, &st)) != NULL &&
@@ -361,16 +376,22 @@ static void check_conv(const char *what, const int64_t *dx, const int64_t *dw, i
          !pfvm_node_set_attr_ints(conv, "strides", strides, 2, &st);
     ok = ok && pfvm_graph_add_node(g, "Relu", "", "relu", &v[3], 1, &v[4], 1, &st);
     ok = ok && !pfvm_graph_add_output(g, v[4], &st);
-    ok = ok && (in[0] = pfvm_tensor_new(PFVM_FLOAT, 4, dx, &st)) && (in[1] = pfvm_tensor_new(PFVM_FLOAT, 4, dw, &st)) &&
-         (in[2] = pfvm_tensor_new(PFVM_FLOAT, 1, db, &st));
+    ok = ok && (in[0] = pfvm_tensor_new(PFVM_FLOAT, 4, dx, &st));
+    if (const_w) /* the model owns them */
+        ok = ok && (in[1] = pfvm_model_tensor(mod, PFVM_FLOAT, 4, dw, NULL, &st)) &&
+             (in[2] = pfvm_model_tensor(mod, PFVM_FLOAT, 1, db, NULL, &st));
+    else
+        ok = ok && (in[1] = pfvm_tensor_new(PFVM_FLOAT, 4, dw, &st)) && (in[2] = pfvm_tensor_new(PFVM_FLOAT, 1, db, &st));
+    if (ok)
+        for (j = 0; j < 3; j++)
+            for (i = 0; i < pfvm_tensor_numel(in[j]); i++)
+                ((float *)in[j]->data)[i] = (float)((i * 7919 + j * 31) % 2001 - 1000) / 97.0f;
+    ok = ok && (!const_w || (!pfvm_graph_add_init(g, v[1], in[1], &st) && !pfvm_graph_add_init(g, v[2], in[2], &st)));
     ok = ok && !pfvm_optimize(mod, NULL, NULL, &st) && (e = pfvm_exec_new(mod, NULL, &st));
     if (!ok) {
         CHECK_MSG(0, "%s graph (stride %d): %s", what, stride, st.msg);
         goto out;
     }
-    for (j = 0; j < 3; j++)
-        for (i = 0; i < pfvm_tensor_numel(in[j]); i++)
-            ((float *)in[j]->data)[i] = (float)((i * 7919 + j * 31) % 2001 - 1000) / 97.0f;
     for (threads = 1; threads <= 3; threads++) {
         pfvm_parallel par;
         const pfvm_tensor *c;
@@ -379,7 +400,7 @@ static void check_conv(const char *what, const int64_t *dx, const int64_t *dw, i
         par.threads = threads;
         pfvm_exec_set_parallel(e, threads > 1 ? &par : NULL);
         hook_calls = 0;
-        if (pfvm_exec_bind(e, (const pfvm_tensor *const *)in, 3, &st) || pfvm_exec_run(e, &st)) {
+        if (pfvm_exec_bind(e, (const pfvm_tensor *const *)in, const_w ? 1 : 3, &st) || pfvm_exec_run(e, &st)) {
             CHECK_MSG(0, "%s graph (stride %d), %d threads: %s", what, stride, threads, st.msg);
             break;
         }
@@ -397,7 +418,7 @@ static void check_conv(const char *what, const int64_t *dx, const int64_t *dw, i
     }
 out:
     free(one);
-    for (j = 0; j < 3; j++)
+    for (j = 0; j < (const_w ? 1 : 3); j++)
         pfvm_tensor_free(in[j]);
     pfvm_exec_free(e);
     pfvm_model_free(mod);
@@ -494,6 +515,9 @@ int main(int argc, char **argv)
         check_one_column(1152, 48);
         check_one_column(28, 672);
         check_transpose();
+        check_lanes(3, 1);
+        check_lanes(3, 2);
+        check_lanes(1, 2);
     }
     return CHECK_END();
 }
