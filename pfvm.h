@@ -18198,7 +18198,51 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
  * [.., 1]) would pay for 1024 elements, padding included, per row. */
 #define PFVM__EW_BLOCKS_MIN (PFVM_FUSE_BLOCK / 4)
 
+/* A row and one value (Mul's squeeze-excite scale, [C, H, W] by [C, 1, 1]
+ * either way round: rows of 49 or 196, under PFVM__EW_BLOCKS_MIN) in
+ * chunks of 16 through local arrays, which compilers vectorize (the plain
+ * loop, whose y may alias the row, stays scalar); the same expression per
+ * element, the same bits. left: the value is the first operand (a[0], the
+ * row b), else the second (the row a, b[0]). x86 only (where the kernels
+ * dispatch): firmware keeps the plain loop. Returns the elements done. */
+#ifdef PFVM_DISPATCH_CLONES
+#define PFVM__EW_ROWSC(name, OT, CT, expr)                                                                    \
+    PFVM_DISPATCH static int64_t pfvm__ew_r_##name(OT *y, const float *a, const float *b, int64_t len, int left, \
+                                                   const pfvm__ew_params *p)                                  \
+    {                                                                                                        \
+        typedef CT pfvm__ew_ct;                                                                              \
+        const float *row = left ? b : a;                                                                     \
+        const CT one = left ? a[0] : b[0];                                                                   \
+        int64_t e;                                                                                           \
+        (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
+        for (e = 0; e + 16 <= len; e += 16) {                                                                \
+            float t[16];                                                                                     \
+            OT v[16];                                                                                        \
+            int q;                                                                                           \
+            memcpy(t, row + e, sizeof t);                                                                    \
+            if (left)                                                                                        \
+                for (q = 0; q < 16; q++) {                                                                   \
+                    CT x0 = one, x1 = t[q];                                                                  \
+                    v[q] = (OT)(expr);                                                                       \
+                }                                                                                            \
+            else                                                                                             \
+                for (q = 0; q < 16; q++) {                                                                   \
+                    CT x0 = t[q], x1 = one;                                                                  \
+                    v[q] = (OT)(expr);                                                                       \
+                }                                                                                            \
+            memcpy(y + e, v, sizeof v);                                                                      \
+        }                                                                                                    \
+        return e;                                                                                            \
+    }
+#define PFVM__EW_ROWSC_RUN(name, y, a, b, len, left, p) pfvm__ew_r_##name(y, a, b, len, left, p)
+#else
+#define PFVM__EW_ROWSC(name, OT, CT, expr)
+#define PFVM__EW_ROWSC_RUN(name, y, a, b, len, left, p) 0
+#endif
+
 #define PFVM__EW_BINARY_CT(name, OT, CT, expr)                                                               \
+    PFVM__EW_ROWSC(name, OT, CT, expr)                                                                       \
     static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
     {                                                                                                        \
         typedef double pfvm__ew_ct;                                                                          \
@@ -18254,13 +18298,13 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
             }                                                                                                \
         } else if (sa == 1 && sb == 0) {                                                                     \
             CT x1 = b[0];                                                                                    \
-            for (e = 0; e < len; e++) {                                                                      \
+            for (e = PFVM__EW_ROWSC_RUN(name, y, a, b, len, 0, p); e < len; e++) {                              \
                 CT x0 = a[e];                                                                                \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         } else if (sa == 0 && sb == 1) {                                                                     \
             CT x0 = a[0];                                                                                    \
-            for (e = 0; e < len; e++) {                                                                      \
+            for (e = PFVM__EW_ROWSC_RUN(name, y, a, b, len, 1, p); e < len; e++) {                           \
                 CT x1 = b[e];                                                                                \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
@@ -27327,6 +27371,12 @@ __attribute__((target("avx512f"))) static void pfvm__la_kern_avx512_4(int64_t kc
                                                                        int64_t ldb, int64_t b1, float *c, int64_t ldc,
                                                                     float alpha, const float *bias, const float *cl)
 PFVM__LA_BODY(PFVM__LA_ROWS4, 12)
+/* The last 16 columns or fewer of a product (a 14x14 plane's last 4, a
+ * 28x28 one's last 16): one vector per row, half the whole tile's work. */
+__attribute__((target("avx512f"))) static void pfvm__la_kern_avx512_h(int64_t kc, const float *ap, const float *bp,
+                                                                       int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                       float alpha, const float *bias, const float *cl)
+PFVM__LA_BODY_H(PFVM__LA_ROWS12, 12)
 #ifdef PFVM__LA_CONV_S1
 /* The stride-1 convolution's kernels (pfvm_la_conv_s1): the AVX-512
  * kernel's tile (12 output channels x 32 output positions, A packed as
@@ -27407,7 +27457,8 @@ static const pfvm__la_kern *pfvm__la_pick(void)
     static const pfvm__la_kern avx2 = {6, 16, pfvm__la_kern_avx2, pfvm__la_kern_avx2_4, pfvm__la_kern_avx2_h};
     int have_avx2 = pfvm__la_have_avx2();
 #ifdef PFVM_AVX512_KERNELS
-    static const pfvm__la_kern avx512 = {12, 32, pfvm__la_kern_avx512, pfvm__la_kern_avx512_4, NULL};
+    static const pfvm__la_kern avx512 = {12, 32, pfvm__la_kern_avx512, pfvm__la_kern_avx512_4,
+                                          pfvm__la_kern_avx512_h};
     if (pfvm__have_avx512())
         return &avx512;
 #endif
@@ -32596,12 +32647,13 @@ PFVM__NN_DW16(pfvm__nn_dw16_s1, 1)
 PFVM__NN_DW16(pfvm__nn_dw16_s2, 2)
 #undef PFVM__NN_DW16
 
-/* Two output rows at once, oh and oh + 1, both windows whole (every kernel
- * row inside the plane, no dilation of rows): each input row of the two
- * windows (KH + SH of them, top ih0) is loaded once and multiplied into
- * the sums of the rows whose window holds it, eight sums in flight where
- * the one-row body keeps four (the chains of additions, not the loads,
- * limited it: about 4.5 multiply-adds per cycle with the planes in L2).
+/* Two output rows at once, oh and oh + 1 (no dilation of rows): each input
+ * row of the two windows (KH + SH of them, top ih0) is loaded once and
+ * multiplied into the sums of the rows whose window holds it, eight sums
+ * in flight where the one-row body keeps four (the chains of additions,
+ * not the loads, limited it: about 4.5 multiply-adds per cycle with the
+ * planes in L2). Input rows outside the plane (the padding of the border
+ * rows) are skipped, as the one-row body's kernel row range skips them.
  * Each output still takes its bias, then its kernel rows and columns in
  * order: the same bits. */
 #define PFVM__NN_DW16_ACC(a, w, v) a = _mm512_mask_add_ps(a, in, a, _mm512_mul_ps(_mm512_set1_ps(w), v))
@@ -32621,6 +32673,8 @@ pfvm__nn_dw16_body2(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t ih0, in
         const int top = i < kh, low = i >= sh && i - sh < kh; /* kernel row i of oh, i - sh of oh + 1 */
         const ptrdiff_t wt = (ptrdiff_t)i * kw, wl = (ptrdiff_t)(i - sh) * kw;
         ptrdiff_t p = off;
+        if (ih0 + i < 0 || ih0 + i >= d->H)
+            continue; /* a padding row: no products (no address formed) */
         for (t = 0; t < kw; t++, p += dw) {
             const __mmask16 *m = mk + 3 * t, in = m[2];
             __m512 v0 = pfvm__nn_dw16_ld(x0 + p, m, S, ev), v1 = pfvm__nn_dw16_ld(x1 + p, m, S, ev);
@@ -32683,8 +32737,8 @@ static int pfvm__nn_dw_planes4_avx512(const pfvm__nn_2d *d, const pfvm__nn_dw4 *
     }
     for (oh = 0; oh < d->OH; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb;
-        if (oh + 1 < d->OH && d->DH == 1 && ih0 >= 0 && (int64_t)ih0 + d->SH + d->KH <= d->H) {
-            /* rows oh and oh + 1, both windows inside the plane */
+        if (oh + 1 < d->OH && d->DH == 1) {
+            /* rows oh and oh + 1 (border rows too: padding rows skipped) */
             for (o = 0; o < nb; o++)
                 fn2(d, q, ih0, oh, at[o], store, mk[o]);
             oh++;

@@ -510,7 +510,7 @@ static void lanes_cases(void)
 int main(void)
 {
     static const int64_t ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 10, 12, 13, 17, 25};
-    static const int64_t ns[] = {1, 3, 4, 8, 15, 16, 17, 24, 33, 70};
+    static const int64_t ns[] = {1, 3, 4, 8, 15, 16, 17, 24, 33, 48, 70}; /* 48, 70: the half-width tile after whole ones */
     static const int64_t ks[] = {1, 2, 7, PFVM_LA_KC, PFVM_LA_KC + 1, 300};
     size_t im, in, ik;
     int variant, ws, ta, epi;

@@ -264,6 +264,46 @@ static void test_add_broadcast(void)
     drop(a), drop(b), drop(c), drop(b13), drop(h);
 }
 
+/* Rows and one value per row ([2, 3, L] and [2, 3, 1], either first:
+ * squeeze-excite's Mul on 7x7 and 14x14 planes) for row lengths around
+ * the x86 chunks of 16: every element the plain float operation's bits,
+ * -0, inf and NaN included, for Mul, Div, Sub and Greater (a bool output). */
+static void test_rows_by_value(void)
+{
+    static const int64_t lens[] = {1, 15, 16, 17, 33, 49, 196};
+    static const char *const ops[] = {"Mul", "Div", "Sub", "Greater"};
+    size_t il, io, sw;
+    for (il = 0; il < sizeof lens / sizeof lens[0]; il++)
+        for (io = 0; io < 2 * sizeof ops / sizeof ops[0]; io++) {
+            int64_t L = lens[il], da[3] = {2, 3, 0}, db[3] = {2, 3, 1}, i, n, bad = 0;
+            float av[2 * 3 * 196], bv[6] = {0.75f, -3.0f, 0.0f, -0.0f, 1e30f, 7.0f};
+            pfvm_tensor *a, *b, *y;
+            da[2] = L;
+            n = 6 * L;
+            for (i = 0; i < n; i++)
+                av[i] = i % 11 == 3 ? -0.0f : i % 13 == 5 ? INFINITY : i % 17 == 7 ? NAN
+                                                                         : (float)((i * 37) % 101 - 50) / 7.0f;
+            a = f32(3, da, av);
+            b = f32(3, db, bv);
+            sw = io % 2; /* 1: the value first */
+            y = sw ? run2(ops[io / 2], 13, NO_ATTRS, b, a) : run2(ops[io / 2], 13, NO_ATTRS, a, b);
+            CHECK_MSG(y && pfvm_tensor_numel(y) == n, "%s rows of %lld: no output", ops[io / 2], (long long)L);
+            for (i = 0; y && i < n; i++) {
+                volatile float x0 = sw ? bv[i / L] : av[i], x1 = sw ? av[i] : bv[i / L], w;
+                if (io / 2 == 3) {
+                    bad += ((const unsigned char *)y->data)[i] != (x0 > x1);
+                    continue;
+                }
+                w = io / 2 == 0 ? x0 * x1 : io / 2 == 1 ? x0 / x1 : x0 - x1;
+                bad += memcmp((const void *)&w, (const float *)y->data + i, sizeof(float)) != 0 &&
+                       !(w != w && ((const float *)y->data)[i] != ((const float *)y->data)[i]);
+            }
+            CHECK_MSG(bad == 0, "%s rows of %lld and one value (first: %d): %lld elements differ", ops[io / 2],
+                      (long long)L, (int)sw, (long long)bad);
+            drop(a), drop(b), drop(y);
+        }
+}
+
 static void test_legacy_broadcast(void)
 {
     /* opset 6: B lines up with A at `axis` */
@@ -910,6 +950,7 @@ int main(void)
     test_engine_runs();
     test_broadcast_binary_helper();
     test_add_broadcast();
+    test_rows_by_value();
     test_legacy_broadcast();
     test_integer_arith();
     test_unsigned_64();

@@ -616,7 +616,51 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
  * [.., 1]) would pay for 1024 elements, padding included, per row. */
 #define PFVM__EW_BLOCKS_MIN (PFVM_FUSE_BLOCK / 4)
 
+/* A row and one value (Mul's squeeze-excite scale, [C, H, W] by [C, 1, 1]
+ * either way round: rows of 49 or 196, under PFVM__EW_BLOCKS_MIN) in
+ * chunks of 16 through local arrays, which compilers vectorize (the plain
+ * loop, whose y may alias the row, stays scalar); the same expression per
+ * element, the same bits. left: the value is the first operand (a[0], the
+ * row b), else the second (the row a, b[0]). x86 only (where the kernels
+ * dispatch): firmware keeps the plain loop. Returns the elements done. */
+#ifdef PFVM_DISPATCH_CLONES
+#define PFVM__EW_ROWSC(name, OT, CT, expr)                                                                    \
+    PFVM_DISPATCH static int64_t pfvm__ew_r_##name(OT *y, const float *a, const float *b, int64_t len, int left, \
+                                                   const pfvm__ew_params *p)                                  \
+    {                                                                                                        \
+        typedef CT pfvm__ew_ct;                                                                              \
+        const float *row = left ? b : a;                                                                     \
+        const CT one = left ? a[0] : b[0];                                                                   \
+        int64_t e;                                                                                           \
+        (void)p;                                                                                             \
+        (void)sizeof(pfvm__ew_ct);                                                                           \
+        for (e = 0; e + 16 <= len; e += 16) {                                                                \
+            float t[16];                                                                                     \
+            OT v[16];                                                                                        \
+            int q;                                                                                           \
+            memcpy(t, row + e, sizeof t);                                                                    \
+            if (left)                                                                                        \
+                for (q = 0; q < 16; q++) {                                                                   \
+                    CT x0 = one, x1 = t[q];                                                                  \
+                    v[q] = (OT)(expr);                                                                       \
+                }                                                                                            \
+            else                                                                                             \
+                for (q = 0; q < 16; q++) {                                                                   \
+                    CT x0 = t[q], x1 = one;                                                                  \
+                    v[q] = (OT)(expr);                                                                       \
+                }                                                                                            \
+            memcpy(y + e, v, sizeof v);                                                                      \
+        }                                                                                                    \
+        return e;                                                                                            \
+    }
+#define PFVM__EW_ROWSC_RUN(name, y, a, b, len, left, p) pfvm__ew_r_##name(y, a, b, len, left, p)
+#else
+#define PFVM__EW_ROWSC(name, OT, CT, expr)
+#define PFVM__EW_ROWSC_RUN(name, y, a, b, len, left, p) 0
+#endif
+
 #define PFVM__EW_BINARY_CT(name, OT, CT, expr)                                                               \
+    PFVM__EW_ROWSC(name, OT, CT, expr)                                                                       \
     static double pfvm__ew_f_##name(const double *x, const pfvm__ew_params *p)                               \
     {                                                                                                        \
         typedef double pfvm__ew_ct;                                                                          \
@@ -672,13 +716,13 @@ static void pfvm__ew_blocks(void *o, size_t osize, const float *a, int64_t sa, c
             }                                                                                                \
         } else if (sa == 1 && sb == 0) {                                                                     \
             CT x1 = b[0];                                                                                    \
-            for (e = 0; e < len; e++) {                                                                      \
+            for (e = PFVM__EW_ROWSC_RUN(name, y, a, b, len, 0, p); e < len; e++) {                              \
                 CT x0 = a[e];                                                                                \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \
         } else if (sa == 0 && sb == 1) {                                                                     \
             CT x0 = a[0];                                                                                    \
-            for (e = 0; e < len; e++) {                                                                      \
+            for (e = PFVM__EW_ROWSC_RUN(name, y, a, b, len, 1, p); e < len; e++) {                           \
                 CT x1 = b[e];                                                                                \
                 y[e] = (OT)(expr);                                                                           \
             }                                                                                                \

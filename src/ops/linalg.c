@@ -719,6 +719,12 @@ __attribute__((target("avx512f"))) static void pfvm__la_kern_avx512_4(int64_t kc
                                                                        int64_t ldb, int64_t b1, float *c, int64_t ldc,
                                                                     float alpha, const float *bias, const float *cl)
 PFVM__LA_BODY(PFVM__LA_ROWS4, 12)
+/* The last 16 columns or fewer of a product (a 14x14 plane's last 4, a
+ * 28x28 one's last 16): one vector per row, half the whole tile's work. */
+__attribute__((target("avx512f"))) static void pfvm__la_kern_avx512_h(int64_t kc, const float *ap, const float *bp,
+                                                                       int64_t ldb, int64_t b1, float *c, int64_t ldc,
+                                                                       float alpha, const float *bias, const float *cl)
+PFVM__LA_BODY_H(PFVM__LA_ROWS12, 12)
 #ifdef PFVM__LA_CONV_S1
 /* The stride-1 convolution's kernels (pfvm_la_conv_s1): the AVX-512
  * kernel's tile (12 output channels x 32 output positions, A packed as
@@ -799,7 +805,8 @@ static const pfvm__la_kern *pfvm__la_pick(void)
     static const pfvm__la_kern avx2 = {6, 16, pfvm__la_kern_avx2, pfvm__la_kern_avx2_4, pfvm__la_kern_avx2_h};
     int have_avx2 = pfvm__la_have_avx2();
 #ifdef PFVM_AVX512_KERNELS
-    static const pfvm__la_kern avx512 = {12, 32, pfvm__la_kern_avx512, pfvm__la_kern_avx512_4, NULL};
+    static const pfvm__la_kern avx512 = {12, 32, pfvm__la_kern_avx512, pfvm__la_kern_avx512_4,
+                                          pfvm__la_kern_avx512_h};
     if (pfvm__have_avx512())
         return &avx512;
 #endif

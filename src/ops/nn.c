@@ -1367,12 +1367,13 @@ PFVM__NN_DW16(pfvm__nn_dw16_s1, 1)
 PFVM__NN_DW16(pfvm__nn_dw16_s2, 2)
 #undef PFVM__NN_DW16
 
-/* Two output rows at once, oh and oh + 1, both windows whole (every kernel
- * row inside the plane, no dilation of rows): each input row of the two
- * windows (KH + SH of them, top ih0) is loaded once and multiplied into
- * the sums of the rows whose window holds it, eight sums in flight where
- * the one-row body keeps four (the chains of additions, not the loads,
- * limited it: about 4.5 multiply-adds per cycle with the planes in L2).
+/* Two output rows at once, oh and oh + 1 (no dilation of rows): each input
+ * row of the two windows (KH + SH of them, top ih0) is loaded once and
+ * multiplied into the sums of the rows whose window holds it, eight sums
+ * in flight where the one-row body keeps four (the chains of additions,
+ * not the loads, limited it: about 4.5 multiply-adds per cycle with the
+ * planes in L2). Input rows outside the plane (the padding of the border
+ * rows) are skipped, as the one-row body's kernel row range skips them.
  * Each output still takes its bias, then its kernel rows and columns in
  * order: the same bits. */
 #define PFVM__NN_DW16_ACC(a, w, v) a = _mm512_mask_add_ps(a, in, a, _mm512_mul_ps(_mm512_set1_ps(w), v))
@@ -1392,6 +1393,8 @@ pfvm__nn_dw16_body2(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, int32_t ih0, in
         const int top = i < kh, low = i >= sh && i - sh < kh; /* kernel row i of oh, i - sh of oh + 1 */
         const ptrdiff_t wt = (ptrdiff_t)i * kw, wl = (ptrdiff_t)(i - sh) * kw;
         ptrdiff_t p = off;
+        if (ih0 + i < 0 || ih0 + i >= d->H)
+            continue; /* a padding row: no products (no address formed) */
         for (t = 0; t < kw; t++, p += dw) {
             const __mmask16 *m = mk + 3 * t, in = m[2];
             __m512 v0 = pfvm__nn_dw16_ld(x0 + p, m, S, ev), v1 = pfvm__nn_dw16_ld(x1 + p, m, S, ev);
@@ -1454,8 +1457,8 @@ static int pfvm__nn_dw_planes4_avx512(const pfvm__nn_2d *d, const pfvm__nn_dw4 *
     }
     for (oh = 0; oh < d->OH; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb;
-        if (oh + 1 < d->OH && d->DH == 1 && ih0 >= 0 && (int64_t)ih0 + d->SH + d->KH <= d->H) {
-            /* rows oh and oh + 1, both windows inside the plane */
+        if (oh + 1 < d->OH && d->DH == 1) {
+            /* rows oh and oh + 1 (border rows too: padding rows skipped) */
             for (o = 0; o < nb; o++)
                 fn2(d, q, ih0, oh, at[o], store, mk[o]);
             oh++;
