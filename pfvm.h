@@ -12355,6 +12355,22 @@ static double pfvm__acl_ir_red_cost(const pfvm_accel_ctx *c, const pfvm__acl_ir_
     return (red > stores ? red : stores) + 1;
 }
 
+/* PE cycles of a chunk of ec expanded channels of a tile (oct x th x tw
+ * outputs): the expansion, the depthwise taps over the box's full width,
+ * the compaction, the depthwise's bias and activation and the
+ * projection's gemm. */
+static double pfvm__acl_ir_compute(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p, int64_t oct, int64_t th,
+                                   int64_t tw, int64_t ec)
+{
+    int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), simd = c->simd > 0 ? c->simd : 1;
+    return (p->noexp ? 0
+                     : ceil((double)(ec * bh * bw) * (double)p->K / c->macs) +
+                           2.0 * (double)(ec * bh * bw) / (double)simd) +
+           (double)(ec * p->kk) * ceil((double)pfvm__acl_ir_n(p, th, tw) / c->macs) +
+           (double)(ec * th) * (double)((tw + simd - 1) / simd) + 2.0 * (double)(ec * th * tw) / (double)simd +
+           ceil((double)(oct * th * tw) * (double)ec / c->macs);
+}
+
 /* Cycles of one wave of m tiles by the simulator's cost model: one phase
  * per chunk of expanded channels (the first also loads the boxes, the
  * last loads the residual and stores), the chunk's weights shared by all
@@ -12366,29 +12382,29 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
     int64_t nch = (p->ep + ec - 1) / ec, j, sh = noc * p->parts;
     double box = (double)((p->noexp ? ec : p->Cin) * pfvm__acl_ir_ib(p, 0, bh) * pfvm__acl_ir_ib(p, 1, bw) * 4);
     double out = (double)(oct * th * tw * 4);
-    double wts = (double)(ec * ((p->noexp ? 0 : p->K + 1) + p->kk + 1) + oct * ec) * 4, compute, total = 0;
+    /* the expansion's and the depthwise's weights and biases (a part's,
+     * whatever the output block), the projection's slice (one block's) */
+    double wpart = (double)(ec * ((p->noexp ? 0 : p->K + 1) + p->kk + 1)) * 4, wts = (double)(oct * ec) * 4;
+    double compute, total = 0;
     /* the stem's im2col (first chunk): K strided rows per box row, one element per cycle */
     double col = p->stem ? (double)(p->K * bh) * (double)(p->sw.s[1] > 1 ? bw : (bw + simd - 1) / simd) : 0;
-    compute = (p->noexp ? 0
-                        : ceil((double)(ec * bh * bw) * (double)p->K / c->macs) +
-                              2.0 * (double)(ec * bh * bw) / (double)simd) +
-              (double)(ec * p->kk) * ceil((double)pfvm__acl_ir_n(p, th, tw) / c->macs) +
-              (double)(ec * th) * (double)((tw + simd - 1) / simd) + 2.0 * (double)(ec * th * tw) / (double)simd +
-              ceil((double)(oct * th * tw) * (double)ec / c->macs);
+    compute = pfvm__acl_ir_compute(c, p, oct, th, tw, ec);
     for (j = 0; j < nch; j++) {
         double down = 0, up = 0, phase;
         int k;
         for (k = 0; k < c->nlinks; k++) {
             int64_t mk = pfvm__acl_first(c, m, k);
             /* a box is shared by the sh tiles of one position (each part
-             * its own channels of it without expansion), a weight slice by
-             * the tiles of one output block and part */
+             * its own channels of it without expansion), a projection
+             * slice by the tiles of one output block and part, the other
+             * weights by the tiles of one part */
             double boxes = c->link_bcast[k] ? (double)((mk + sh - 1) / sh) : (double)mk;
             double slices = c->link_bcast[k] ? (double)(mk < sh ? mk : sh) : (double)mk;
+            double pslices = c->link_bcast[k] ? (double)(mk < p->parts ? mk : p->parts) : (double)mk;
             if (p->noexp && c->link_bcast[k])
                 boxes *= (double)(mk < p->parts ? mk : p->parts);
             /* the residual box: only each tile's part 0 loads it */
-            double bytes = slices * wts + (j == 0 || p->noexp ? boxes * box : 0) +
+            double bytes = slices * wts + pslices * wpart + (j == 0 || p->noexp ? boxes * box : 0) +
                            (j == nch - 1 && p->res ? (double)((mk + p->parts - 1) / p->parts) * out : 0);
             if (bytes / c->link_down[k] > down)
                 down = bytes / c->link_down[k];
@@ -12403,13 +12419,41 @@ static double pfvm__acl_ir_wave(const pfvm_accel_ctx *c, const pfvm__acl_ir_plan
     return total;
 }
 
-/* The cheapest tile (output channels, rows, columns, expanded channels
- * per chunk: each its extent halved 0, 1, 2... times) that fits a PE; 0
- * when none does. */
-static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
+/* A tile the search keeps (pfvm__acl_ir_search): its estimate and shape. */
+typedef struct pfvm__acl_ir_cand {
+    double cost;
+    int64_t parts, rounds, oct, th, tw, ec;
+} pfvm__acl_ir_cand;
+
+#define PFVM__ACL_IR_TOP 32
+
+/* Sets p's tile to candidate x (its cost the estimate). */
+static void pfvm__acl_ir_take(pfvm__acl_ir_plan *p, const pfvm__acl_ir_cand *x)
 {
-    int64_t oct, th, tw, ec, OH = p->w.out[0], OW = p->w.out[1], parts, best_parts = 1, best_rounds = 0;
-    double best = -1;
+    p->parts = x->parts, p->ep = p->E / x->parts, p->rounds = x->rounds;
+    p->oct = x->oct, p->th = x->th, p->tw = x->tw, p->ec = x->ec;
+    p->cost = x->cost;
+}
+
+/* Inserts candidate x into top[0..*n) (sorted by estimate, at most PFVM__ACL_IR_TOP). */
+static void pfvm__acl_ir_keep(pfvm__acl_ir_cand *top, int *n, const pfvm__acl_ir_cand *x)
+{
+    int i = *n < PFVM__ACL_IR_TOP ? (*n)++ : PFVM__ACL_IR_TOP;
+    for (; i > 0 && top[i - 1].cost > x->cost; i--)
+        if (i < PFVM__ACL_IR_TOP)
+            top[i] = top[i - 1];
+    if (i < PFVM__ACL_IR_TOP)
+        top[i] = *x;
+}
+
+/* The cheapest tiles by the estimate (output channels, rows, columns,
+ * expanded channels per chunk: each its extent halved 0, 1, 2...
+ * times) that fit a PE, best first in top[0..*ntop) (p set to the
+ * first); 0 when none fits. */
+static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p, pfvm__acl_ir_cand *top, int *ntop)
+{
+    int64_t oct, th, tw, ec, OH = p->w.out[0], OW = p->w.out[1], parts;
+    *ntop = 0;
     /* parts of the expanded channels: 1, 2, 4 ... 16 (dividing them and
      * the PEs, so that a wave holds every part of its tiles) */
     for (parts = 1; parts <= 16 && c->pes % parts == 0 && p->E % parts == 0; parts *= 2) {
@@ -12426,14 +12470,12 @@ static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
                     if (pfvm__acl_ir_bytes(p, oct, th, tw, ec, 0) <= c->pe_mem) {
                         int64_t noc = (p->OC + oct - 1) / oct;
                         int64_t tiles = p->N * noc * ((OH + th - 1) / th) * ((OW + tw - 1) / tw) * parts;
-                        double cost = (double)(tiles / c->pes) * pfvm__acl_ir_wave(c, p, c->pes, oct, th, tw, ec, noc);
+                        pfvm__acl_ir_cand x;
+                        x.cost = (double)(tiles / c->pes) * pfvm__acl_ir_wave(c, p, c->pes, oct, th, tw, ec, noc);
                         if (tiles % c->pes)
-                            cost += pfvm__acl_ir_wave(c, p, tiles % c->pes, oct, th, tw, ec, noc);
-                        if (best < 0 || cost < best) {
-                            best = cost;
-                            p->oct = oct, p->th = th, p->tw = tw, p->ec = ec;
-                            best_parts = parts, best_rounds = r;
-                        }
+                            x.cost += pfvm__acl_ir_wave(c, p, tiles % c->pes, oct, th, tw, ec, noc);
+                        x.parts = parts, x.rounds = r, x.oct = oct, x.th = th, x.tw = tw, x.ec = ec;
+                        pfvm__acl_ir_keep(top, ntop, &x);
                         break; /* smaller chunks only cost more */
                     }
                     if (ec == 1)
@@ -12452,9 +12494,9 @@ static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
         break;
     }
     }
-    p->parts = best_parts, p->ep = p->E / best_parts, p->rounds = best_rounds;
-    p->cost = best;
-    return best >= 0;
+    if (*ntop)
+        pfvm__acl_ir_take(p, &top[0]);
+    return *ntop > 0;
 }
 
 /* The padding class of a tile: how many rows (top, bottom) and columns
@@ -12726,15 +12768,167 @@ static pfvm_code pfvm__acl_ir_finish(pfvm_accel_ctx *c, const pfvm__acl_tile *tw
     return rc;
 }
 
+/* The chain's tiles (batch, part, output channels, rows, columns in
+ * o/e[0..4]): output channels, then parts innermost, so that the PEs
+ * sharing an input box are neighbours, the parts of a tile under one MAB. */
+static pfvm_code pfvm__acl_ir_tiles(pfvm_accel_ctx *c, const pfvm__acl_ir_plan *p, pfvm__acl_tile **tiles)
+{
+    int64_t dims[5], step[5], i;
+    pfvm_code rc;
+    dims[0] = p->N, dims[1] = p->w.out[0], dims[2] = p->w.out[1], dims[3] = p->OC, dims[4] = p->parts;
+    step[0] = 1, step[1] = p->th, step[2] = p->tw, step[3] = p->oct, step[4] = 1;
+    if ((rc = pfvm__acl_tiling(c, 5, dims, step, tiles)) != PFVM_OK)
+        return rc;
+    for (i = 0; i < (int64_t)stbds_arrlen(*tiles); i++) {
+        pfvm__acl_tile t = (*tiles)[i];
+        (*tiles)[i].o[1] = t.o[4], (*tiles)[i].e[1] = t.e[4];
+        (*tiles)[i].o[2] = t.o[3], (*tiles)[i].e[2] = t.e[3];
+        (*tiles)[i].o[3] = t.o[1], (*tiles)[i].e[3] = t.e[1];
+        (*tiles)[i].o[4] = t.o[2], (*tiles)[i].e[4] = t.e[2];
+        (*tiles)[i].cls = p->noexp ? 0 : pfvm__acl_ir_cls(p, &(*tiles)[i]);
+    }
+    return PFVM_OK;
+}
+
+static pfvm_code pfvm__acl_rows_discard(pfvm_accel_ctx *c, const char *fmt, ...);
+
+/* Cycles of one wave (tiles tw[0..n)) of the chain by the simulator's
+ * rules for the links: per chunk the load lines the wave would write
+ * (pfvm__acl_loads_cost: a box, a depthwise weight slice or a projection
+ * slice shared by several PEs crosses a broadcasting link once; an edge
+ * tile's box is smaller and its padding is not loaded), against the
+ * chunk's compute (its own channels: the last chunk may be short); the
+ * stores in the last chunk's phase, or, with parts, after the parts'
+ * reduction (pfvm__acl_ir_red_cost). ev: scratch as
+ * pfvm__acl_gemm_wave_exact's. c's emit must discard (fills may flush). */
+static pfvm_code pfvm__acl_ir_wave_exact(pfvm_accel_ctx *c, pfvm__acl_ir_plan *p, double **down, double **up,
+                                         int64_t *inst, double *carry, const pfvm__acl_tile *tw, int64_t n,
+                                         double *cycles)
+{
+    int64_t nch = (p->ep + p->ec - 1) / p->ec, j, i, x, simd = c->simd > 0 ? c->simd : 1;
+    int64_t bh = pfvm__acl_ir_bh(p, p->th), bw = pfvm__acl_ir_bw(p, p->tw);
+    double col = p->stem ? (double)(p->K * bh) * (double)(p->sw.s[1] > 1 ? bw : (bw + simd - 1) / simd) : 0;
+    int k;
+    pfvm_code rc = PFVM_OK;
+    *cycles = 0;
+    for (j = 0; j < nch && rc == PFVM_OK; j = j == 1 && nch > 3 ? nch - 1 : j + 1) {
+        pfvm__acl_q q[PFVM__ACL_NQ];
+        double t = 0, comp, pad = 0, times = j == 1 && nch > 3 ? (double)(nch - 2) : 1; /* the middle chunks cost the same */
+        memset(q, 0, sizeof q);
+        for (k = 0; k < c->nlinks; k++)
+            for (x = 0; x < c->pes / c->link_pes[k]; x++)
+                down[k][x] = up[k][x] = 0;
+        pfvm__acl_ir_chunk(p, j, nch);
+        for (i = 0; i < n && rc == PFVM_OK; i++) {
+            int64_t pe = pfvm__acl_pe(c, n, i);
+            rc = pfvm__acl_ir_load(c, q, &tw[i], pe, p);
+            for (k = 0; j == nch - 1 && p->parts == 1 && k < c->nlinks; k++)
+                up[k][pe / c->link_pes[k]] += (double)(tw[i].e[2] * tw[i].e[3] * tw[i].e[4]) * 4;
+        }
+        for (k = 0; k < PFVM__ACL_NQ; k++) {
+            int64_t e;
+            /* the PEs fill their boxes' padding before computing: the slowest fill counts */
+            for (e = 0; e < (int64_t)stbds_arrlen(q[k].pads); e++)
+                pad = pfvm__acl_pad_cycles(c, q[k].pads[e].v) > pad ? pfvm__acl_pad_cycles(c, q[k].pads[e].v) : pad;
+            if (rc == PFVM_OK)
+                pfvm__acl_loads_cost(c, &q[k], down, inst, carry);
+            stbds_arrfree(q[k].loads);
+            stbds_arrfree(q[k].pads);
+        }
+        for (k = 0; k < c->nlinks; k++)
+            for (x = 0; x < c->pes / c->link_pes[k]; x++) {
+                double d = down[k][x] / c->link_down[k], u = up[k][x] / c->link_up[k];
+                t = d > t ? d : t;
+                t = u > t ? u : t;
+            }
+        comp = pfvm__acl_ir_compute(c, p, p->oct, p->th, p->tw, p->en) + (j ? 0 : col) + pad;
+        *cycles += times * (ceil(t > comp ? t : comp) + 1);
+    }
+    if (p->parts > 1)
+        *cycles += pfvm__acl_ir_red_cost(c, p, n, (double)(p->oct * p->th * p->tw * 4),
+                                         (double)((p->oct * p->th * p->tw + simd - 1) / simd), p->rounds);
+    return rc;
+}
+
+/* The chain's cycles (the first full wave counted for every full wave),
+ * by pfvm__acl_ir_wave_exact; -1 when out of memory. p's offsets laid out. */
+static double pfvm__acl_ir_exact(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
+{
+    pfvm_accel_ctx t = *c;
+    pfvm__acl_tile *tiles = NULL;
+    double *down[8], *up[8], *carry, total = 0, w;
+    int64_t *inst, count, full;
+    int k, ok = c->nlinks > 0 && c->nlinks <= 8;
+    pfvm_status quiet;
+    t.emit = pfvm__acl_rows_discard;
+    t.st = &quiet;
+    memset(down, 0, sizeof down);
+    memset(up, 0, sizeof up);
+    inst = (int64_t *)pfvm__malloc((size_t)c->pes * sizeof *inst);
+    carry = (double *)pfvm__malloc((size_t)c->pes * sizeof *carry);
+    ok = ok && inst && carry;
+    for (k = 0; k < c->nlinks && ok; k++) {
+        down[k] = (double *)pfvm__malloc((size_t)(c->pes / c->link_pes[k]) * sizeof(double));
+        up[k] = (double *)pfvm__malloc((size_t)(c->pes / c->link_pes[k]) * sizeof(double));
+        ok = down[k] && up[k];
+    }
+    ok = ok && pfvm__acl_ir_tiles(&t, p, &tiles) == PFVM_OK;
+    count = (int64_t)stbds_arrlen(tiles), full = count / c->pes;
+    if (ok && full && (ok = pfvm__acl_ir_wave_exact(&t, p, down, up, inst, carry, tiles, c->pes, &w) == PFVM_OK))
+        total += (double)full * w;
+    if (ok && count % c->pes &&
+        (ok = pfvm__acl_ir_wave_exact(&t, p, down, up, inst, carry, tiles + full * c->pes, count % c->pes, &w) ==
+              PFVM_OK))
+        total += w;
+    for (k = 0; k < 8; k++) {
+        pfvm__free(down[k]);
+        pfvm__free(up[k]);
+    }
+    pfvm__free(inst);
+    pfvm__free(carry);
+    stbds_arrfree(tiles);
+    return ok ? total : -1;
+}
+
+/* Of the search's best tiles top[0..n) by the estimate, the one whose
+ * exact cost (pfvm__acl_ir_exact) is lowest set in p, its cost that; 0
+ * when none has boxes the program can address. The estimate ranks the
+ * tiles; the exact cost, a wave's load lines, is too slow for every
+ * tile the search tries. */
+static int pfvm__acl_ir_pick(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p, const pfvm__acl_ir_cand *top, int n)
+{
+    double best = -1, cost;
+    int i, at = -1;
+    for (i = 0; i < n; i++) {
+        pfvm__acl_ir_take(p, &top[i]);
+        if (pfvm__acl_ir_ib(p, 0, pfvm__acl_ir_bh(p, p->th)) >= 0x10000 ||
+            pfvm__acl_ir_ib(p, 1, pfvm__acl_ir_bw(p, p->tw)) >= 0x10000)
+            continue;
+        pfvm__acl_ir_bytes(p, p->oct, p->th, p->tw, p->ec, 1);
+        p->zlen = pfvm__acl_ir_zlen(p, p->th, p->tw);
+        if ((cost = pfvm__acl_ir_exact(c, p)) < 0)
+            cost = top[i].cost; /* out of memory for the scratch: the estimate */
+        if (best < 0 || cost < best)
+            best = cost, at = i;
+    }
+    if (at < 0)
+        return 0;
+    pfvm__acl_ir_take(p, &top[at]);
+    p->cost = best;
+    return 1;
+}
+
 /* The chain c->chain[0..1] run in c's tiles; PFVM_ERR_UNSUPPORTED (and
  * nothing emitted) when it is not expand -> depthwise -> project. */
 static pfvm_code pfvm__acl_ir_stream(pfvm_accel_ctx *c)
 {
     pfvm__acl_ir_plan p;
+    pfvm__acl_ir_cand top[PFVM__ACL_IR_TOP];
+    int ntop;
     pfvm__acl_win hw;
     pfvm__acl_tile *tiles = NULL;
     pfvm__acl_waves wv;
-    int64_t dims[5], step[5], i;
+    int64_t i;
     pfvm_code rc;
     memset(&p, 0, sizeof p);
     if (c->n_chain != 1 && c->n_chain != 2)
@@ -12774,13 +12968,14 @@ static pfvm_code pfvm__acl_ir_stream(pfvm_accel_ctx *c)
     p.slack = (p.w.k[1] - 1) * p.w.d[1];
     p.res = c->res != NULL;
     p.b_e = p.noexp ? NULL : pfvm__acl_bias_arg(c), p.b_d = pfvm__acl_bias_arg(p.dw), p.b_p = pfvm__acl_bias_arg(p.pj);
-    if (!pfvm__acl_ir_search(c, &p) || pfvm__acl_ir_ib(&p, 0, pfvm__acl_ir_bh(&p, p.th)) >= 0x10000 ||
-        pfvm__acl_ir_ib(&p, 1, pfvm__acl_ir_bw(&p, p.tw)) >= 0x10000)
+    if (!pfvm__acl_ir_search(c, &p, top, &ntop) || !pfvm__acl_ir_pick(c, &p, top, ntop))
         return PFVM_ERR_UNSUPPORTED;
     {
         /* the chain recomputes the expansion of the halo and has fewer
          * tiles to spread: taken only when the cost model finds it
-         * cheaper than the three Convs alone */
+         * cheaper than the three Convs alone (the chosen tile's cost by
+         * its load lines, which the search's estimate overstates on
+         * small planes: edge tiles, shared depthwise weights) */
         const pfvm_accel_ctx *d[3];
         double alone = 0, part;
         d[0] = c, d[1] = p.dw, d[2] = p.pj;
@@ -12794,20 +12989,8 @@ static pfvm_code pfvm__acl_ir_stream(pfvm_accel_ctx *c)
     }
     c->pe_used = pfvm__acl_ir_bytes(&p, p.oct, p.th, p.tw, p.ec, 1);
     p.zlen = pfvm__acl_ir_zlen(&p, p.th, p.tw);
-    /* output channels, then parts innermost: the PEs sharing an input box
-     * are neighbours, the parts of a tile under one MAB */
-    dims[0] = p.N, dims[1] = p.w.out[0], dims[2] = p.w.out[1], dims[3] = p.OC, dims[4] = p.parts;
-    step[0] = 1, step[1] = p.th, step[2] = p.tw, step[3] = p.oct, step[4] = 1;
-    if ((rc = pfvm__acl_tiling(c, 5, dims, step, &tiles)) != PFVM_OK)
+    if ((rc = pfvm__acl_ir_tiles(c, &p, &tiles)) != PFVM_OK)
         goto done;
-    for (i = 0; i < (int64_t)stbds_arrlen(tiles); i++) {
-        pfvm__acl_tile t = tiles[i];
-        tiles[i].o[1] = t.o[4], tiles[i].e[1] = t.e[4];
-        tiles[i].o[2] = t.o[3], tiles[i].e[2] = t.e[3];
-        tiles[i].o[3] = t.o[1], tiles[i].e[3] = t.e[1];
-        tiles[i].o[4] = t.o[2], tiles[i].e[4] = t.e[2];
-        tiles[i].cls = p.noexp ? 0 : pfvm__acl_ir_cls(&p, &tiles[i]);
-    }
     memset(&wv, 0, sizeof wv);
     wv.load = pfvm__acl_ir_load, wv.body = pfvm__acl_ir_body, wv.store = pfvm__acl_ir_store;
     wv.chunk = pfvm__acl_ir_chunk, wv.nchunks = (p.ep + p.ec - 1) / p.ec, wv.user = &p;
