@@ -595,6 +595,11 @@ PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out)
     return 1;
 }
 
+#if defined(__OPTIMIZE_SIZE__) && (defined(__GNUC__) || defined(__clang__)) && UINTPTR_MAX == 0xffffffffu
+/* -Os on 32-bit cores: the checked 64-bit product is a long sequence
+ * there, kept out of line (one copy, not one per caller) */
+__attribute__((noinline))
+#endif
 PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out)
 {
 #if defined(__GNUC__) || defined(__clang__)
