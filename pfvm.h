@@ -4806,6 +4806,21 @@ PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out)
     return 1;
 }
 
+#if defined(__OPTIMIZE_SIZE__) && (defined(__GNUC__) || defined(__clang__)) && UINTPTR_MAX == 0xffffffffu
+/* -Os on 32-bit cores: gcc's checked 64-bit product (the builtin below)
+ * is a long sequence there, inlined into every caller; this one takes the
+ * product of the magnitudes in 32-bit halves (pfvm__sat_mul: no division)
+ * and stays out of line, one copy. */
+__attribute__((noinline)) PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out)
+{
+    int neg = (a < 0) != (b < 0);
+    uint64_t p = pfvm__sat_mul(a < 0 ? 0 - (uint64_t)a : (uint64_t)a, b < 0 ? 0 - (uint64_t)b : (uint64_t)b);
+    if (p > (uint64_t)INT64_MAX + (uint64_t)neg) /* -2^63 is the one product past INT64_MAX that fits */
+        return 0;
+    *out = !neg || !p ? (int64_t)p : -(int64_t)(p - 1) - 1;
+    return 1;
+}
+#else
 PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out)
 {
 #if defined(__GNUC__) || defined(__clang__)
@@ -4818,6 +4833,7 @@ PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out)
     return 1;
 #endif
 }
+#endif
 
 PFVM_INTERNAL int pfvm__add_i64(int64_t a, int64_t b, int64_t *out)
 {

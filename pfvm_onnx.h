@@ -2730,6 +2730,8 @@ static pfvm_code pfvm__onnx_type_fields(pfvm__onnx_rd *r, pfvm__onnx_slice sp, c
 static pfvm_code pfvm__onnx_type(pfvm__onnx_rd *r, pfvm__onnx_slice sp, const char *vname, pfvm_type *out)
 {
     pfvm_code rc;
+    if (!PFVM__ONNX_ALL_KINDS) /* only dense tensor types: nothing nests */
+        return pfvm__onnx_type_fields(r, sp, vname, out);
     if (r->depth >= PFVM__ONNX_MAX_DEPTH)
         return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "value '%s': types and graphs nested more than %d deep", vname,
                           PFVM__ONNX_MAX_DEPTH);
@@ -2814,74 +2816,60 @@ static pfvm_code pfvm__onnx_vinfo_apply(pfvm__onnx_rd *r, const pfvm__onnx_vinfo
     return PFVM_OK;
 }
 
-static pfvm_code pfvm__onnx_graph_input(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
-{
-    pfvm__onnx_vinfo vi;
-    const char *nm;
-    pfvm_value *v;
-    if (pfvm__onnx_vinfo_read(r, sp, "a graph input", &vi) || !(nm = pfvm__onnx_name(r, vi.name, "graph input")))
-        return pfvm__onnx_err(r);
-    v = pfvm_graph_find_local(g, nm);
-    if (v && v->is_input)
-        return pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': input '%s' is listed twice", g->name, nm);
-    v = pfvm_graph_value(g, nm, r->st);
-    if (!v || pfvm__onnx_vinfo_apply(r, &vi, v))
-        return pfvm__onnx_err(r);
-    return pfvm_graph_add_input(g, v, r->st);
-}
+/* The roles of a ValueInfoProto in a graph. */
+enum { PFVM__ONNX_VI_INPUT, PFVM__ONNX_VI_OUTPUT, PFVM__ONNX_VI_INFO };
 
-/* A graph output names a value of the graph or, in a subgraph, of an
- * enclosing graph (a loop body may pass an outer value through); the
- * declaration describes only values of this graph. */
-static pfvm_code pfvm__onnx_graph_output(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
+/* A ValueInfoProto of g: a graph input, a graph output or a value_info
+ * entry (one function: the three read, name and type a value alike).
+ * An output names a value of the graph or, in a subgraph, of an enclosing
+ * graph (a loop body may pass an outer value through); the declaration
+ * describes only values of this graph. value_info declares the type of an
+ * intermediate value of g: entries about names g does not define, or
+ * without a type, say nothing and are skipped; a repeated entry keeps the
+ * first. */
+static pfvm_code pfvm__onnx_graph_vinfo(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp, int role)
 {
+    static const char *const what[] = {"a graph input", "a graph output", "a value_info"}; /* + 2: without "a " */
     pfvm__onnx_vinfo vi;
     const char *nm;
     pfvm_value *v;
-    if (pfvm__onnx_vinfo_read(r, sp, "a graph output", &vi) || !(nm = pfvm__onnx_name(r, vi.name, "graph output")))
+    if (pfvm__onnx_vinfo_read(r, sp, what[role], &vi) || !(nm = pfvm__onnx_name(r, vi.name, what[role] + 2)))
         return pfvm__onnx_err(r);
-    v = pfvm_graph_find(g, nm);
-    if (!v)
+    v = role == PFVM__ONNX_VI_OUTPUT ? pfvm_graph_find(g, nm) : pfvm_graph_find_local(g, nm);
+    if (role == PFVM__ONNX_VI_INPUT) {
+        if (v && v->is_input)
+            return pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': input '%s' is listed twice", g->name, nm);
+        v = pfvm_graph_value(g, nm, r->st);
+    } else if (role == PFVM__ONNX_VI_OUTPUT && !v) {
         return pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': output '%s' is not defined", g->name, nm);
-    if (v->graph == g && pfvm__onnx_vinfo_apply(r, &vi, v))
-        return pfvm__onnx_err(r);
-    return pfvm_graph_add_output(g, v, r->st);
-}
-
-/* value_info: the declared type of an intermediate value of g. Entries
- * about names g does not define, or without a type, say nothing and are
- * skipped; a repeated entry keeps the first. */
-static pfvm_code pfvm__onnx_graph_value_info(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
-{
-    pfvm__onnx_vinfo vi;
-    const char *nm;
-    pfvm_value *v;
-    if (pfvm__onnx_vinfo_read(r, sp, "a value_info", &vi) || !(nm = pfvm__onnx_name(r, vi.name, "value_info")))
-        return pfvm__onnx_err(r);
-    v = pfvm_graph_find_local(g, nm);
-    if (!v || !vi.has_type || v->has_value_info)
+    } else if (role == PFVM__ONNX_VI_INFO && (!v || !vi.has_type || v->has_value_info)) {
         return PFVM_OK;
-    if (pfvm__onnx_vinfo_apply(r, &vi, v))
+    }
+    if (!v || (v->graph == g && pfvm__onnx_vinfo_apply(r, &vi, v)))
         return pfvm__onnx_err(r);
+    if (role == PFVM__ONNX_VI_INPUT)
+        return pfvm_graph_add_input(g, v, r->st);
+    if (role == PFVM__ONNX_VI_OUTPUT)
+        return pfvm_graph_add_output(g, v, r->st);
     if (!pfvm__arrpush(g->value_infos, v))
         return pfvm__onnx_nomem(r);
     v->has_value_info = 1;
     return PFVM_OK;
 }
 
-typedef struct pfvm__onnx_graph_parts {
-    pfvm__onnx_slice name, doc;
-    pfvm__onnx_slice *nodes, *inputs, *outputs, *inits, *infos, *sparse; /* stb_ds */
-} pfvm__onnx_graph_parts;
-
-static void pfvm__onnx_graph_parts_free(pfvm__onnx_graph_parts *p)
+static pfvm_code pfvm__onnx_graph_input(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
 {
-    stbds_arrfree(p->nodes);
-    stbds_arrfree(p->inputs);
-    stbds_arrfree(p->outputs);
-    stbds_arrfree(p->inits);
-    stbds_arrfree(p->infos);
-    stbds_arrfree(p->sparse);
+    return pfvm__onnx_graph_vinfo(r, g, sp, PFVM__ONNX_VI_INPUT);
+}
+
+static pfvm_code pfvm__onnx_graph_output(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
+{
+    return pfvm__onnx_graph_vinfo(r, g, sp, PFVM__ONNX_VI_OUTPUT);
+}
+
+static pfvm_code pfvm__onnx_graph_value_info(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
+{
+    return pfvm__onnx_graph_vinfo(r, g, sp, PFVM__ONNX_VI_INFO);
 }
 
 static pfvm_code pfvm__onnx_graph(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_graph *parent, pfvm_node *owner,
@@ -2903,10 +2891,12 @@ static void pfvm__onnx_attr_parts_free(pfvm__onnx_attr_parts *p)
     stbds_arrfree(p->floats);
     stbds_arrfree(p->ints);
     stbds_arrfree(p->strs);
+#ifndef PFVM_PLANNED_ONLY /* never filled there (pfvm__onnx_attr_field) */
     stbds_arrfree(p->tens);
     stbds_arrfree(p->graphs);
     stbds_arrfree(p->tps);
     stbds_arrfree(p->sparses);
+#endif
 }
 
 /* Appends a length-delimited field to a list of slices. */
@@ -3309,72 +3299,117 @@ done:
     return rc;
 }
 
-static pfvm_code pfvm__onnx_graph_parts_read(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm__onnx_graph_parts *p)
+/* What the reader does with one field of a GraphProto. */
+typedef pfvm_code (*pfvm__onnx_graph_fn)(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp);
+
+/* Runs fn on every field of GraphProto sp with field number `want`, in
+ * their order (a field kind read in one pass over the bytes: no list of
+ * the fields is kept). A malformed message fails in the first pass,
+ * before anything is built. */
+static pfvm_code pfvm__onnx_graph_each(pfvm__onnx_rd *r, pfvm__onnx_slice sp, uint32_t want, pfvm__onnx_graph_fn fn,
+                                       pfvm_graph *g)
 {
     pb_istream_t s = pfvm__onnx_stream(sp);
     uint32_t tag;
     pb_wire_type_t wt;
-    int k, ok = 1;
-    memset(p, 0, sizeof *p);
-    while (ok && (k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
-        switch (tag) {
-        case pfvm__pb_GraphProto_node_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->nodes); break;
-        case pfvm__pb_GraphProto_input_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->inputs); break;
-        case pfvm__pb_GraphProto_output_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->outputs); break;
-        case pfvm__pb_GraphProto_initializer_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->inits); break;
-        case pfvm__pb_GraphProto_value_info_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->infos); break;
-        case pfvm__pb_GraphProto_sparse_initializer_tag: ok = pfvm__onnx_span_push(r, &s, wt, &p->sparse); break;
-        case pfvm__pb_GraphProto_name_tag: ok = pfvm__onnx_span(&s, wt, &p->name); break;
-        case pfvm__pb_GraphProto_doc_string_tag: ok = pfvm__onnx_span(&s, wt, &p->doc); break;
-        default: ok = pb_skip_field(&s, wt); break;
+    int k;
+    pfvm_code rc;
+    while ((k = pfvm__onnx_next(&s, &tag, &wt)) > 0) {
+        pfvm__onnx_slice x;
+        if (tag != want) {
+            if (!pb_skip_field(&s, wt))
+                break;
+        } else if (!pfvm__onnx_span(&s, wt, &x)) {
+            break;
+        } else if ((rc = fn(r, g, x)) != PFVM_OK) {
+            return rc;
         }
     }
-    return !ok || k < 0 ? pfvm__onnx_bad(r, "GraphProto") : PFVM_OK;
+    return k != 0 ? pfvm__onnx_bad(r, "GraphProto") : PFVM_OK;
 }
 
-/* Initializers (dense and sparse) -> values with tensors in g. An
- * initializer may also be a graph input (is_input stays set). */
-static pfvm_code pfvm__onnx_inits(pfvm__onnx_rd *r, pfvm_graph *g, const pfvm__onnx_graph_parts *p)
+/* The graph's name and doc string (the last one given counts). */
+static pfvm_code pfvm__onnx_graph_name(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
 {
-    int i, n_dense = (int)stbds_arrlen(p->inits), n = n_dense + (int)stbds_arrlen(p->sparse);
-    for (i = 0; i < n; i++) {
-        const char *name = NULL;
-        pfvm_tensor *t = i < n_dense ? pfvm__onnx_tensor(r, p->inits[i]) : pfvm__onnx_sparse(r, p->sparse[i - n_dense], &name);
-        pfvm_value *v;
-        if (!t)
-            return pfvm__onnx_err(r);
-        if (i < n_dense)
-            name = t->name;
-        if (!name || !name[0])
-            return pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': a%s initializer has no name", g->name,
-                              i < n_dense ? "n" : " sparse");
-        v = pfvm_graph_value(g, name, r->st);
-        if (!v || pfvm_graph_add_init(g, v, t, r->st))
-            return pfvm__onnx_err(r);
-    }
+    if (!sp.n)
+        return PFVM_OK;
+    return (g->name = pfvm__onnx_str(r, sp)) != NULL ? PFVM_OK : pfvm__onnx_err(r);
+}
+
+#if PFVM__ONNX_DOCS
+static pfvm_code pfvm__onnx_graph_doc(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
+{
+    return (g->doc = pfvm__onnx_str(r, sp)) != NULL ? PFVM_OK : pfvm__onnx_err(r);
+}
+#endif
+
+/* An initializer (dense, or sparse: t and name given) -> a value with its
+ * tensor in g. An initializer may also be a graph input (is_input stays
+ * set). */
+static pfvm_code pfvm__onnx_init_value(pfvm__onnx_rd *r, pfvm_graph *g, pfvm_tensor *t, const char *name, int sparse)
+{
+    pfvm_value *v;
+    if (!t)
+        return pfvm__onnx_err(r);
+    if (!name || !name[0])
+        return pfvm__fail(r->st, PFVM_ERR_INVALID, "graph '%s': a%s initializer has no name", g->name,
+                          sparse ? " sparse" : "n");
+    v = pfvm_graph_value(g, name, r->st);
+    if (!v || pfvm_graph_add_init(g, v, t, r->st))
+        return pfvm__onnx_err(r);
     return PFVM_OK;
 }
 
-/* Builds g from its parts, in an order that makes every name visible
- * before any node or subgraph refers to it: inputs, initializers, every
- * node's outputs (not with PFVM_PLANNED_ONLY: the stored order is checked
- * as read), then the nodes, outputs and value_info. */
-static pfvm_code pfvm__onnx_graph_body(pfvm__onnx_rd *r, pfvm_graph *g, const pfvm__onnx_graph_parts *p)
+static pfvm_code pfvm__onnx_init(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
 {
-    int i;
+    pfvm_tensor *t = pfvm__onnx_tensor(r, sp);
+    return pfvm__onnx_init_value(r, g, t, t ? t->name : NULL, 0);
+}
+
+#ifndef PFVM_ONNX_TENSORS_ONLY /* there a sparse initializer fails to load */
+static pfvm_code pfvm__onnx_sparse_init(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
+{
+    const char *name = NULL;
+    pfvm_tensor *t = pfvm__onnx_sparse(r, sp, &name);
+    return pfvm__onnx_init_value(r, g, t, name, 1);
+}
+#else
+static pfvm_code pfvm__onnx_sparse_init(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
+{
+    (void)g;
+    return pfvm__onnx_sparse(r, sp, NULL) ? PFVM_OK : pfvm__onnx_err(r);
+}
+#endif
+
+/* Builds g from its GraphProto, in an order that makes every name visible
+ * before any node or subgraph refers to it: name, inputs, initializers
+ * (dense, then sparse), every node's outputs (not with PFVM_PLANNED_ONLY:
+ * the stored order is checked as read), then the nodes, outputs and
+ * value_info; one pass over the message for each. */
+static pfvm_code pfvm__onnx_graph_body(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
+{
+    static const struct {
+        uint32_t tag;
+        pfvm__onnx_graph_fn fn;
+    } steps[] = {
+        {pfvm__pb_GraphProto_name_tag, pfvm__onnx_graph_name},
+#if PFVM__ONNX_DOCS
+        {pfvm__pb_GraphProto_doc_string_tag, pfvm__onnx_graph_doc},
+#endif
+        {pfvm__pb_GraphProto_input_tag, pfvm__onnx_graph_input},
+        {pfvm__pb_GraphProto_initializer_tag, pfvm__onnx_init},
+        {pfvm__pb_GraphProto_sparse_initializer_tag, pfvm__onnx_sparse_init},
+#ifndef PFVM_PLANNED_ONLY
+        {pfvm__pb_GraphProto_node_tag, pfvm__onnx_predeclare},
+#endif
+        {pfvm__pb_GraphProto_node_tag, pfvm__onnx_node},
+        {pfvm__pb_GraphProto_output_tag, pfvm__onnx_graph_output},
+        {pfvm__pb_GraphProto_value_info_tag, pfvm__onnx_graph_value_info},
+    };
+    size_t i;
     pfvm_code rc = PFVM_OK;
-    for (i = 0; !rc && i < (int)stbds_arrlen(p->inputs); i++)
-        rc = pfvm__onnx_graph_input(r, g, p->inputs[i]);
-    if (!rc)
-        rc = pfvm__onnx_inits(r, g, p);
-    for (i = 0; !PFVM__ONNX_PLANNED_ONLY && !rc && i < (int)stbds_arrlen(p->nodes); i++)
-        rc = pfvm__onnx_predeclare(r, g, p->nodes[i]);
-    for (i = 0; !rc && i < (int)stbds_arrlen(p->nodes); i++)
-        rc = pfvm__onnx_node(r, g, p->nodes[i]);
-    for (i = 0; !rc && i < (int)stbds_arrlen(p->outputs); i++)
-        rc = pfvm__onnx_graph_output(r, g, p->outputs[i]);
-    for (i = 0; !rc && i < (int)stbds_arrlen(p->infos); i++)
-        rc = pfvm__onnx_graph_value_info(r, g, p->infos[i]);
+    for (i = 0; !rc && i < sizeof steps / sizeof steps[0]; i++)
+        rc = pfvm__onnx_graph_each(r, sp, steps[i].tag, steps[i].fn, g);
     /* ONNX requires topological order; pfvm sorts, to be tolerant */
     return rc ? rc : pfvm_graph_toposort(g, r->st);
 }
@@ -3384,25 +3419,20 @@ static pfvm_code pfvm__onnx_graph_body(pfvm__onnx_rd *r, pfvm_graph *g, const pf
 static pfvm_code pfvm__onnx_graph(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_graph *parent, pfvm_node *owner,
                                   pfvm_graph **out)
 {
-    pfvm__onnx_graph_parts p;
     pfvm_graph *g;
     pfvm_code rc;
-    if (r->depth >= PFVM__ONNX_MAX_DEPTH)
+    /* PFVM_PLANNED_ONLY: the main graph only (no subgraph attributes) */
+    if (!PFVM__ONNX_PLANNED_ONLY && r->depth >= PFVM__ONNX_MAX_DEPTH)
         return pfvm__fail(r->st, PFVM_ERR_UNSUPPORTED, "graph '%s': subgraphs nested more than %d deep",
                           parent ? parent->name : "", PFVM__ONNX_MAX_DEPTH);
     r->depth++;
-    rc = pfvm__onnx_graph_parts_read(r, sp, &p);
-    if (!rc && !(g = pfvm_graph_new(r->m, parent, NULL, r->st)))
+    if (!(g = pfvm_graph_new(r->m, parent, NULL, r->st))) {
         rc = pfvm__onnx_err(r);
-    if (!rc) {
+    } else {
         g->owner = owner;
         *out = g;
-        if ((p.name.n && !(g->name = pfvm__onnx_str(r, p.name))) || (PFVM__ONNX_DOCS && p.doc.n && !(g->doc = pfvm__onnx_str(r, p.doc))))
-            rc = pfvm__onnx_err(r);
-        else
-            rc = pfvm__onnx_graph_body(r, g, &p);
+        rc = pfvm__onnx_graph_body(r, g, sp);
     }
-    pfvm__onnx_graph_parts_free(&p);
     r->depth--;
     return rc;
 }

@@ -47,7 +47,7 @@ PURPOSES = [
      r'pfvm(_exec_|__exec_|__prepare_nodes|__node_workspace|__release_dynamic|__kctx_alloc_output|_kctx_|__spend|_binding)'),
     ('base: tensors, arena, allocator, messages',
      r'pfvm(_tensor_|__arena|__alloc|__malloc|__calloc|__realloc|__free|__std_|__data_|__scope|__arr_grow|__stbds|'
-     r'__strdup|_set_allocator|__vsnprintf|__snprintf|__fmt|__fail|_status|_code_name|_dtype|__map_free|__sat_mul|__op_fail)'),
+     r'__strdup|_set_allocator|__vsnprintf|__snprintf|__fmt|__fail|_status|_code_name|_dtype|__map_free|__sat_mul|__mul_i64|__add_i64|__mul_size|__add_size|__op_fail)'),
     ('kernel: Gemm', r'pfvm__la_(k_gemm|gemm_bias|bias_span)'),
     ('matrix engine (Conv and Gemm products)', r'pfvm_?_la_'),
     ('kernel: Conv (im2col packing, geometry)', r'pfvm__nn_(k_conv|pack_conv|conv|2d_win|prep_conv|dw_range|sp3|attr_dims|packed)'),

@@ -170,8 +170,12 @@ static size_t pb_relu(unsigned char *out, const char *in, const char *res)
 }
 
 /* Loads a model of two Relu nodes (a0 -> r0, then a1 -> r1) with graph
- * input x and output z: the load's code, st's message. */
-static pfvm_code load_two_relus(const char *a0, const char *r0, const char *a1, const char *r1, pfvm_status *st)
+ * input x and output z, the GraphProto's fields in the order nodes, name,
+ * input, output (the reader reads each kind in a pass of its own, so the
+ * order of the kinds in the bytes does not matter), then `tail` (n_tail
+ * bytes, at most 16): the load's code, st's message. */
+static pfvm_code load_relus_tail(const char *a0, const char *r0, const char *a1, const char *r1, const void *tail,
+                                 size_t n_tail, pfvm_status *st)
 {
     unsigned char node[64], graph[256], model[320], vi[16];
     static const unsigned char opset[] = {0x10, 13}; /* version 13 */
@@ -186,6 +190,8 @@ static pfvm_code load_two_relus(const char *a0, const char *r0, const char *a1, 
     g += pb_bytes(graph + g, 11, vi, k);
     k = pb_bytes(vi, 1, "z", 1);
     g += pb_bytes(graph + g, 12, vi, k);
+    memcpy(graph + g, tail, n_tail);
+    g += n_tail;
     model[n++] = 0x08; /* ir_version 8 */
     model[n++] = 8;
     n += pb_bytes(model + n, 8, opset, sizeof opset);
@@ -193,6 +199,11 @@ static pfvm_code load_two_relus(const char *a0, const char *r0, const char *a1, 
     m = pfvm_onnx_load_memory(model, n, 0, st);
     pfvm_model_free(m);
     return m ? PFVM_OK : st->code;
+}
+
+static pfvm_code load_two_relus(const char *a0, const char *r0, const char *a1, const char *r1, pfvm_status *st)
+{
+    return load_relus_tail(a0, r0, a1, r1, "", 0, st);
 }
 
 #ifdef STORED_PLAN_AMALGAMATED
@@ -369,6 +380,17 @@ int main(void)
         CHECK_MSG(rc == PFVM_ERR_INVALID && strstr(st.msg, "already defined"), "%s", rc ? st.msg : "loaded");
         rc = load_two_relus("x", "x", "x", "z", &st);
         CHECK_MSG(rc == PFVM_ERR_INVALID && strstr(st.msg, "already defined"), "%s", rc ? st.msg : "loaded");
+        /* a GraphProto whose last field is cut short (a node of 100 bytes
+         * with 2 left), or a graph input of the wrong wire type (a varint):
+         * one parse error, whichever pass over the graph meets it */
+        {
+            static const unsigned char cut[] = {1 << 3 | 2, 100, 0x0a, 0x01};
+            static const unsigned char bad_input[] = {11 << 3 | 0, 5};
+            rc = load_relus_tail("x", "y", "y", "z", cut, sizeof cut, &st);
+            CHECK_MSG(rc == PFVM_ERR_PARSE, "%s", rc ? st.msg : "loaded");
+            rc = load_relus_tail("x", "y", "y", "z", bad_input, sizeof bad_input, &st);
+            CHECK_MSG(rc == PFVM_ERR_PARSE, "%s", rc ? st.msg : "loaded");
+        }
     }
 
 #ifdef STORED_PLAN_AMALGAMATED
