@@ -10,6 +10,8 @@
 #endif
 
 enum { PFVM__V_ARENA = 0, PFVM__V_KNOWN = 1, PFVM__V_DYNAMIC = 2, PFVM__V_EXTERNAL = 3 };
+/* pfvm_exec.touch's mark: this node's count is taken at each run */
+#define PFVM__TOUCH_RUN UINT64_MAX
 
 /* Training state: initializer `state` takes output `next` after each run. */
 typedef struct pfvm__feedback {
@@ -110,6 +112,8 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     if (!e->varying || !e->vals || !e->iv || !e->vkind || !e->skip || !e->touch || !e->state || !e->state_free || !e->kin || !e->kout || !e->iin ||
         !e->iout)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; i < e->nn; i++)
+        e->touch[i] = PFVM__TOUCH_RUN; /* until a bind fixes them (pfvm__touch_at_bind) */
     return PFVM_OK;
 }
 
@@ -623,32 +627,30 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
     return PFVM_OK;
 }
 
-/* pfvm__touch's mark: this node's count is taken at each run. */
-#define PFVM__TOUCH_RUN UINT64_MAX
-
-/* 1 when value v's tensor keeps its kind and dims from bind to bind: a
- * tensor of this graph whose size the plan fixed (an outer scope's value
- * changes with each iteration of the loop that runs this graph; a
- * dynamic one is sized by its kernel). */
-static int pfvm__fixed_between_binds(const pfvm_exec *e, const pfvm_value *v)
+/* 1 when value v's tensor keeps its kind and dims from run to run of one
+ * bind: a tensor of this graph whose size the plan fixed (an outer
+ * scope's value changes with each iteration of the loop that runs this
+ * graph; a dynamic one is sized by its kernel). */
+static int pfvm__fixed_between_runs(const pfvm_exec *e, const pfvm_value *v)
 {
     return !v || (v->graph == e->g && e->vkind[v->id] != PFVM__V_DYNAMIC && e->vals[v->id].kind == PFVM_KIND_TENSOR);
 }
 
 /* What pfvm__touched counts for each node, once per bind where that
  * cannot change between its runs: the inputs' views a same-plan bind
- * gives keep their dims (the binding's signature), so only the nodes that
- * read an outer scope or a dynamic value count at each run. */
+ * gives keep their dims (the binding's signature). The nodes that read an
+ * outer scope or a dynamic value, and a loop body's (its executor binds
+ * elsewhere), count at each run. */
 static void pfvm__touch_at_bind(pfvm_exec *e)
 {
     int i, j;
     for (i = 0; i < e->nn; i++) {
         const pfvm_node *n = e->g->nodes[i];
-        int fixed = !e->skip[i];
+        int fixed = !e->skip[i] && !e->parent;
         for (j = 0; fixed && j < n->n_inputs; j++)
-            fixed = pfvm__fixed_between_binds(e, n->inputs[j]);
+            fixed = pfvm__fixed_between_runs(e, n->inputs[j]);
         for (j = 0; fixed && j < n->n_outputs; j++)
-            fixed = pfvm__fixed_between_binds(e, n->outputs[j]);
+            fixed = pfvm__fixed_between_runs(e, n->outputs[j]);
         e->touch[i] = PFVM__TOUCH_RUN;
         if (!fixed)
             continue;
