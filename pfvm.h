@@ -19038,12 +19038,88 @@ PFVM__EW_UNARY_X(erf, float, PFVM__EW_MATH(erff, erf, x0))
  * two Mul kernels (pfvm__ew_zc_div, pfvm__ew_z_erf, pfvm__ew_zc_add,
  * pfvm__ew_z_mul, pfvm__ew_zc_mul) value by value, each rounded as there:
  * the same bits, one pass. d may be s[0] (each value read first). */
+#if defined(__GNUC__) && defined(__thumb2__) && defined(__ARM_FP) && (__ARM_FP & 4) && defined(__ARM_FEATURE_FMA) && \
+    !defined(__ARM_ARCH_ISA_A64) && !defined(PFVM_NO_ASM) && PFVM_FUSE_BLOCK % 2 == 0
+/* 32-bit Arm with a single-precision FPU: GELU two values a step in
+ * assembly, erf's polynomial constants (pfvm__ew_erff's, highest first)
+ * in registers, and the values whose erf takes the tail (|v / a| >
+ * 0.921875, or NaN: the pair's bits, sign dropped, above 0.921875's) left
+ * to the C below: the same operations in the same order, so the same bits
+ * (v * t or t * v: a product's bits do not depend on the order). Returns
+ * the values done, up to the first pair that has a tail value. */
+#define PFVM__EW_GELU_ASM 1
+static const float pfvm__ew_gelu_k[6] = {-5.99104969e-4f, 4.99339588e-3f, -2.67667342e-2f,
+                                         1.12818025e-1f,  -3.76124859e-1f, 1.28379151e-1f};
+static int pfvm__ew_gelu_pairs(float *y, const float *x, int n, float a, float b, float c)
+{
+    const float *p = x, *end = x + n;
+    float *q = y;
+    uint32_t t0, t1;
+    __asm__ volatile("vldmia %[k], {s16-s21}\n"
+                     "1:\n\t"
+                     "vldmia %[p]!, {s0-s1}\n\t"
+                     "vdiv.f32 s2, s0, %[a]\n\t"
+                     "vdiv.f32 s3, s1, %[a]\n\t"
+                     "vmov %[t0], %[t1], s2, s3\n\t"
+                     "lsl %[t0], %[t0], #1\n\t"
+                     "lsl %[t1], %[t1], #1\n\t"
+                     "cmp %[t0], %[thr]\n\t"
+                     "it ls\n\t"
+                     "cmpls %[t1], %[thr]\n\t"
+                     "bhi 2f\n\t"
+                     "vmul.f32 s4, s2, s2\n\t" /* r */
+                     "vmul.f32 s5, s3, s3\n\t"
+                     "vmul.f32 s6, s4, s4\n\t" /* r^2 */
+                     "vmul.f32 s7, s5, s5\n\t"
+                     "vmov.f32 s8, s17\n\tvfma.f32 s8, s16, s4\n\t" /* fma(k0, r, k1) */
+                     "vmov.f32 s9, s17\n\tvfma.f32 s9, s16, s5\n\t"
+                     "vmov.f32 s10, s19\n\tvfma.f32 s10, s18, s4\n\t" /* fma(k2, r, k3) */
+                     "vmov.f32 s11, s19\n\tvfma.f32 s11, s18, s5\n\t"
+                     "vfma.f32 s10, s8, s6\n\t"
+                     "vfma.f32 s11, s9, s7\n\t"
+                     "vmov.f32 s12, s21\n\tvfma.f32 s12, s20, s4\n\t" /* fma(k4, r, k5) */
+                     "vmov.f32 s13, s21\n\tvfma.f32 s13, s20, s5\n\t"
+                     "vfma.f32 s12, s10, s6\n\t"
+                     "vfma.f32 s13, s11, s7\n\t"
+                     "vfma.f32 s2, s12, s2\n\t" /* erf = fma(p, z, z) */
+                     "vfma.f32 s3, s13, s3\n\t"
+                     "vadd.f32 s2, s2, %[b]\n\t"
+                     "vadd.f32 s3, s3, %[b]\n\t"
+                     "vmul.f32 s2, s2, s0\n\t"
+                     "vmul.f32 s3, s3, s1\n\t"
+                     "vmul.f32 s2, s2, %[c]\n\t"
+                     "vmul.f32 s3, s3, %[c]\n\t"
+                     "vstmia %[q]!, {s2-s3}\n\t"
+                     "cmp %[p], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [p] "+r"(p), [q] "+r"(q), [t0] "=&r"(t0), [t1] "=&r"(t1)
+                     : [end] "r"(end), [k] "r"(pfvm__ew_gelu_k), [thr] "r"(0x7ed80000u), [a] "t"(a), [b] "t"(b),
+                       [c] "t"(c)
+                     : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s16",
+                       "s17", "s18", "s19", "s20", "s21", "cc", "memory");
+    (void)t0, (void)t1;
+    return (int)(q - y);
+}
+#endif
+
 static void pfvm__ew_zg_erf(float *y, const float *const *s, const void *pv)
 {
     const pfvm_fuse_gelu_params *g = (const pfvm_fuse_gelu_params *)pv;
     const float *x = s[0];
     const float a = g->a, b = g->b, c = g->c;
     int e;
+#ifdef PFVM__EW_GELU_ASM
+    /* the pairs without a tail in assembly; each pair with one here */
+    for (e = 0; e < PFVM_FUSE_BLOCK; e += 2) {
+        int i;
+        e += pfvm__ew_gelu_pairs(y + e, x + e, PFVM_FUSE_BLOCK - e, a, b, c);
+        for (i = e; i < e + 2 && i < PFVM_FUSE_BLOCK; i++) {
+            float v = x[i], t = pfvm__ew_erff(v / a) + b;
+            y[i] = g->x_second ? (t * v) * c : (v * t) * c;
+        }
+    }
+#else
     if (g->x_second)
         for (e = 0; e < PFVM_FUSE_BLOCK; e++) {
             float v = x[e], t = pfvm__ew_erff(v / a) + b;
@@ -19054,6 +19130,7 @@ static void pfvm__ew_zg_erf(float *y, const float *const *s, const void *pv)
             float v = x[e], t = pfvm__ew_erff(v / a) + b;
             y[e] = (v * t) * c;
         }
+#endif
 }
 #endif
 PFVM__EW_UNARY_CTF(sigmoid, float, float, PFVM__EW_MATH(sigmoidf, pfvm__ew_sigmoid, x0), PFVM__EW_SIGMOID_FAST)
@@ -54219,6 +54296,8 @@ PFVM_INTERNAL pfvm_code pfvm__pass_compose(pfvm_model *m, pfvm_graph *g, pfvm_pa
 #endif
 
 enum { PFVM__V_ARENA = 0, PFVM__V_KNOWN = 1, PFVM__V_DYNAMIC = 2, PFVM__V_EXTERNAL = 3 };
+/* pfvm_exec.touch's mark: this node's count is taken at each run */
+#define PFVM__TOUCH_RUN UINT64_MAX
 
 /* Training state: initializer `state` takes output `next` after each run. */
 typedef struct pfvm__feedback {
@@ -54241,6 +54320,7 @@ struct pfvm_exec {
     pfvm_ival *iv;             /* inference result per value id */
     unsigned char *vkind;      /* PFVM__V_* per value id */
     unsigned char *skip;       /* per node: all outputs known, nothing to run */
+    uint64_t *touch;           /* per node: pfvm__touched's count, fixed at bind (PFVM__TOUCH_RUN: counted per run) */
     const pfvm_tensor **bound; /* stb_ds: bound inputs */
     const pfvm_tensor **given; /* stb_ds: inputs from pfvm_exec_set_input, for the next bind */
     int64_t *sig;              /* stb_ds: signature of the planned binding */
@@ -54302,6 +54382,7 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->iv = (pfvm_ival *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->iv);
     e->vkind = (unsigned char *)pfvm__calloc((size_t)e->nv + 1, 1);
     e->skip = (unsigned char *)pfvm__calloc((size_t)e->nn + 1, 1);
+    e->touch = (uint64_t *)pfvm__calloc((size_t)e->nn + 1, sizeof *e->touch);
     e->state = (void **)pfvm__calloc((size_t)e->nn + 1, sizeof *e->state);
     e->state_free = (void (**)(void *))pfvm__calloc((size_t)e->nn + 1, sizeof *e->state_free);
     for (i = 0; i < e->nn; i++) {
@@ -54314,9 +54395,11 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->kout = (pfvm_tensor **)pfvm__calloc((size_t)maxio, sizeof *e->kout);
     e->iin = (const pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iin);
     e->iout = (pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iout);
-    if (!e->varying || !e->vals || !e->iv || !e->vkind || !e->skip || !e->state || !e->state_free || !e->kin || !e->kout || !e->iin ||
+    if (!e->varying || !e->vals || !e->iv || !e->vkind || !e->skip || !e->touch || !e->state || !e->state_free || !e->kin || !e->kout || !e->iin ||
         !e->iout)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; i < e->nn; i++)
+        e->touch[i] = PFVM__TOUCH_RUN; /* until a bind fixes them (pfvm__touch_at_bind) */
     return PFVM_OK;
 }
 
@@ -54495,6 +54578,7 @@ void pfvm_exec_free(pfvm_exec *e)
     pfvm__free(e->iv);
     pfvm__free(e->vkind);
     pfvm__free(e->skip);
+    pfvm__free(e->touch);
     pfvm__free(e->kin);
     pfvm__free(e->kout);
     pfvm__free(e->iin);
@@ -54829,6 +54913,40 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
     return PFVM_OK;
 }
 
+/* 1 when value v's tensor keeps its kind and dims from run to run of one
+ * bind: a tensor of this graph whose size the plan fixed (an outer
+ * scope's value changes with each iteration of the loop that runs this
+ * graph; a dynamic one is sized by its kernel). */
+static int pfvm__fixed_between_runs(const pfvm_exec *e, const pfvm_value *v)
+{
+    return !v || (v->graph == e->g && e->vkind[v->id] != PFVM__V_DYNAMIC && e->vals[v->id].kind == PFVM_KIND_TENSOR);
+}
+
+/* What pfvm__touched counts for each node, once per bind where that
+ * cannot change between its runs: the inputs' views a same-plan bind
+ * gives keep their dims (the binding's signature). The nodes that read an
+ * outer scope or a dynamic value, and a loop body's (its executor binds
+ * elsewhere), count at each run. */
+static void pfvm__touch_at_bind(pfvm_exec *e)
+{
+    int i, j;
+    for (i = 0; i < e->nn; i++) {
+        const pfvm_node *n = e->g->nodes[i];
+        int fixed = !e->skip[i] && !e->parent;
+        for (j = 0; fixed && j < n->n_inputs; j++)
+            fixed = pfvm__fixed_between_runs(e, n->inputs[j]);
+        for (j = 0; fixed && j < n->n_outputs; j++)
+            fixed = pfvm__fixed_between_runs(e, n->outputs[j]);
+        e->touch[i] = PFVM__TOUCH_RUN;
+        if (!fixed)
+            continue;
+        pfvm__node_io(e, n);
+        /* saturated (the mark's value): counted per run, as before */
+        e->touch[i] = pfvm__touched(e->kin, n->n_inputs) +
+                      pfvm__touched((const pfvm_tensor *const *)e->kout, n->n_outputs);
+    }
+}
+
 /* One slot per input for pfvm_exec_set_input, NULL until given. */
 static int pfvm__given_reserve(pfvm_exec *e)
 {
@@ -54895,8 +55013,10 @@ static pfvm_code pfvm__scoped_exec_bind(pfvm_exec *e, const pfvm_tensor *const *
         rc = pfvm__prepare_nodes(e, st);
     if (!rc)
         rc = pfvm__reserve_workspace(e, st);
-    if (!rc)
+    if (!rc) {
+        pfvm__touch_at_bind(e);
         e->planned = 1;
+    }
     return rc;
 }
 
@@ -55930,6 +56050,15 @@ static pfvm_code pfvm__check_out_kinds(pfvm_exec *e, const pfvm_node *n, pfvm_st
     return PFVM_OK;
 }
 
+/* The node's count for pfvm__spend: fixed at bind (pfvm__touch_at_bind),
+ * else taken from its tensors as they are now. */
+static uint64_t pfvm__node_touched(const pfvm_exec *e, const pfvm_node *n)
+{
+    if (n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n && e->touch[n->id] != PFVM__TOUCH_RUN)
+        return e->touch[n->id];
+    return pfvm__touched(e->kin, n->n_inputs) + pfvm__touched((const pfvm_tensor *const *)e->kout, n->n_outputs);
+}
+
 static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
 {
     pfvm_kctx k;
@@ -55939,9 +56068,7 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     pfvm__node_io(e, n);
     if ((rc = pfvm__takes_kinds(n, st, NULL, (const pfvm_tensor *const *)e->kin)) != PFVM_OK ||
         (rc = pfvm__prepare_dynamic(e, n, st)) != PFVM_OK ||
-        (rc = pfvm__spend(e, n,
-                          pfvm__touched(e->kin, n->n_inputs) + pfvm__touched((const pfvm_tensor *const *)e->kout, n->n_outputs),
-                          st)) != PFVM_OK)
+        (rc = pfvm__spend(e, n, pfvm__node_touched(e, n), st)) != PFVM_OK)
         return rc;
     k.node = n;
     k.n_in = n->n_inputs;

@@ -216,6 +216,52 @@ What this round did:
 
 MD
     cat <<'MD'
+Issue 19, sixteenth round: kernels (before: the fifteenth round's "now";
+now: the run of this round's branch mcuk15, M4 (`mps2-an386`), QEMU
+`-icount`, so instruction counts, not timings: the load (about 20 on 2
+shared cores) does not change them; every output bit-exact with the host
+build, on the M4 and the M7):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| instructions per MAC, mlp (3,200 MACs) | 5.31 (17,000 / inference) | 4.94 (15,800) | <= 3 (9,600) |
+| instructions per MAC, digits | 2.44 (823,240) | 2.44 (822,040) | <= 3 |
+| instructions per MAC, mlp_mnist | 2.92 (296,360) | 2.91 (295,960) | <= 3 |
+| instructions per MAC, dscnn | 2.40 (6,369,480) | 2.40 (6,366,600) | <= 3 |
+| instructions per MAC, cnn_small | 2.89 (592,600) | 2.88 (591,080) | <= 3 |
+
+Target not met: mlp at 4.94 instructions per MAC (15,800 per
+inference; 9,600 is the target). What changed (mlp's run profiled with
+`python3 bench/qemu_profile.py ELF LOG`: 16,994 instructions before,
+15,767 now):
+
+- The executor's operation count per kernel call (`pfvm__touched`, the
+  elements of a node's inputs and outputs, for
+  `pfvm_limits.max_run_operations`) is taken once at bind for every node
+  whose tensors cannot change between runs (none from an outer scope,
+  none dynamic: a same-plan bind keeps the inputs' dims), and per run for
+  the others (`pfvm__touch_at_bind`, `pfvm__node_touched`): 691 -> 0 in
+  the mlp's run, 8 bytes a node in the executor.
+- GELU's fused form (`pfvm__ew_zg_erf`) on 32-bit Arm with a
+  single-precision FPU: two values a step in inline assembly
+  (`pfvm__ew_gelu_pairs`), erf's polynomial constants in registers
+  (one `vldm`), the tail test on the pair's bits in core registers; a
+  pair with a tail value (|x / sqrt 2| > 0.921875, or NaN) leaves the
+  assembly and runs in the C as before (the same operations in the same
+  order: the same bits): 3,508 -> 2,945 (21 instructions a value for
+  the pairs without a tail; about half of the mlp's pairs have one).
+- Not reached: the rest of the mlp's 15,767: the Gemm tiles (5,149, A's
+  packing about 570 of it), GELU's tail pairs (the C's erf tail with its
+  exp, about 40 a value), the fused-loop engine's per-run work
+  (`pfvm__fz_run` 759, `pfvm__fz_walk` 682, 64-bit index math in the walk),
+  the executor's per-node work (kernel calls, output allocation, node
+  io: about 1,300), LayerNormalization 1,725. Next: the fused engine's
+  memoized walk as one precomputed list of blocks (pointers per block,
+  no 64-bit math per run), GELU's tail in the assembly too (the exp's
+  polynomial two values a step), A read in place by the Gemm tile.
+
+MD
+    cat <<'MD'
 Issue 19, fifteenth round: kernels (before: the fourteenth round's "now";
 now: the run of this round's branch mcuk14, M4 (`mps2-an386`), QEMU
 `-icount`, so instruction counts, not timings: the load (about 20 on 2

@@ -10,6 +10,8 @@
 #endif
 
 enum { PFVM__V_ARENA = 0, PFVM__V_KNOWN = 1, PFVM__V_DYNAMIC = 2, PFVM__V_EXTERNAL = 3 };
+/* pfvm_exec.touch's mark: this node's count is taken at each run */
+#define PFVM__TOUCH_RUN UINT64_MAX
 
 /* Training state: initializer `state` takes output `next` after each run. */
 typedef struct pfvm__feedback {
@@ -32,6 +34,7 @@ struct pfvm_exec {
     pfvm_ival *iv;             /* inference result per value id */
     unsigned char *vkind;      /* PFVM__V_* per value id */
     unsigned char *skip;       /* per node: all outputs known, nothing to run */
+    uint64_t *touch;           /* per node: pfvm__touched's count, fixed at bind (PFVM__TOUCH_RUN: counted per run) */
     const pfvm_tensor **bound; /* stb_ds: bound inputs */
     const pfvm_tensor **given; /* stb_ds: inputs from pfvm_exec_set_input, for the next bind */
     int64_t *sig;              /* stb_ds: signature of the planned binding */
@@ -93,6 +96,7 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->iv = (pfvm_ival *)pfvm__calloc((size_t)e->nv + 1, sizeof *e->iv);
     e->vkind = (unsigned char *)pfvm__calloc((size_t)e->nv + 1, 1);
     e->skip = (unsigned char *)pfvm__calloc((size_t)e->nn + 1, 1);
+    e->touch = (uint64_t *)pfvm__calloc((size_t)e->nn + 1, sizeof *e->touch);
     e->state = (void **)pfvm__calloc((size_t)e->nn + 1, sizeof *e->state);
     e->state_free = (void (**)(void *))pfvm__calloc((size_t)e->nn + 1, sizeof *e->state_free);
     for (i = 0; i < e->nn; i++) {
@@ -105,9 +109,11 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     e->kout = (pfvm_tensor **)pfvm__calloc((size_t)maxio, sizeof *e->kout);
     e->iin = (const pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iin);
     e->iout = (pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iout);
-    if (!e->varying || !e->vals || !e->iv || !e->vkind || !e->skip || !e->state || !e->state_free || !e->kin || !e->kout || !e->iin ||
+    if (!e->varying || !e->vals || !e->iv || !e->vkind || !e->skip || !e->touch || !e->state || !e->state_free || !e->kin || !e->kout || !e->iin ||
         !e->iout)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+    for (i = 0; i < e->nn; i++)
+        e->touch[i] = PFVM__TOUCH_RUN; /* until a bind fixes them (pfvm__touch_at_bind) */
     return PFVM_OK;
 }
 
@@ -286,6 +292,7 @@ void pfvm_exec_free(pfvm_exec *e)
     pfvm__free(e->iv);
     pfvm__free(e->vkind);
     pfvm__free(e->skip);
+    pfvm__free(e->touch);
     pfvm__free(e->kin);
     pfvm__free(e->kout);
     pfvm__free(e->iin);
@@ -620,6 +627,40 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
     return PFVM_OK;
 }
 
+/* 1 when value v's tensor keeps its kind and dims from run to run of one
+ * bind: a tensor of this graph whose size the plan fixed (an outer
+ * scope's value changes with each iteration of the loop that runs this
+ * graph; a dynamic one is sized by its kernel). */
+static int pfvm__fixed_between_runs(const pfvm_exec *e, const pfvm_value *v)
+{
+    return !v || (v->graph == e->g && e->vkind[v->id] != PFVM__V_DYNAMIC && e->vals[v->id].kind == PFVM_KIND_TENSOR);
+}
+
+/* What pfvm__touched counts for each node, once per bind where that
+ * cannot change between its runs: the inputs' views a same-plan bind
+ * gives keep their dims (the binding's signature). The nodes that read an
+ * outer scope or a dynamic value, and a loop body's (its executor binds
+ * elsewhere), count at each run. */
+static void pfvm__touch_at_bind(pfvm_exec *e)
+{
+    int i, j;
+    for (i = 0; i < e->nn; i++) {
+        const pfvm_node *n = e->g->nodes[i];
+        int fixed = !e->skip[i] && !e->parent;
+        for (j = 0; fixed && j < n->n_inputs; j++)
+            fixed = pfvm__fixed_between_runs(e, n->inputs[j]);
+        for (j = 0; fixed && j < n->n_outputs; j++)
+            fixed = pfvm__fixed_between_runs(e, n->outputs[j]);
+        e->touch[i] = PFVM__TOUCH_RUN;
+        if (!fixed)
+            continue;
+        pfvm__node_io(e, n);
+        /* saturated (the mark's value): counted per run, as before */
+        e->touch[i] = pfvm__touched(e->kin, n->n_inputs) +
+                      pfvm__touched((const pfvm_tensor *const *)e->kout, n->n_outputs);
+    }
+}
+
 /* One slot per input for pfvm_exec_set_input, NULL until given. */
 static int pfvm__given_reserve(pfvm_exec *e)
 {
@@ -686,8 +727,10 @@ static pfvm_code pfvm__scoped_exec_bind(pfvm_exec *e, const pfvm_tensor *const *
         rc = pfvm__prepare_nodes(e, st);
     if (!rc)
         rc = pfvm__reserve_workspace(e, st);
-    if (!rc)
+    if (!rc) {
+        pfvm__touch_at_bind(e);
         e->planned = 1;
+    }
     return rc;
 }
 
@@ -1721,6 +1764,15 @@ static pfvm_code pfvm__check_out_kinds(pfvm_exec *e, const pfvm_node *n, pfvm_st
     return PFVM_OK;
 }
 
+/* The node's count for pfvm__spend: fixed at bind (pfvm__touch_at_bind),
+ * else taken from its tensors as they are now. */
+static uint64_t pfvm__node_touched(const pfvm_exec *e, const pfvm_node *n)
+{
+    if (n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n && e->touch[n->id] != PFVM__TOUCH_RUN)
+        return e->touch[n->id];
+    return pfvm__touched(e->kin, n->n_inputs) + pfvm__touched((const pfvm_tensor *const *)e->kout, n->n_outputs);
+}
+
 static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
 {
     pfvm_kctx k;
@@ -1730,9 +1782,7 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
     pfvm__node_io(e, n);
     if ((rc = pfvm__takes_kinds(n, st, NULL, (const pfvm_tensor *const *)e->kin)) != PFVM_OK ||
         (rc = pfvm__prepare_dynamic(e, n, st)) != PFVM_OK ||
-        (rc = pfvm__spend(e, n,
-                          pfvm__touched(e->kin, n->n_inputs) + pfvm__touched((const pfvm_tensor *const *)e->kout, n->n_outputs),
-                          st)) != PFVM_OK)
+        (rc = pfvm__spend(e, n, pfvm__node_touched(e, n), st)) != PFVM_OK)
         return rc;
     k.node = n;
     k.n_in = n->n_inputs;

@@ -1257,12 +1257,88 @@ PFVM__EW_UNARY_X(erf, float, PFVM__EW_MATH(erff, erf, x0))
  * two Mul kernels (pfvm__ew_zc_div, pfvm__ew_z_erf, pfvm__ew_zc_add,
  * pfvm__ew_z_mul, pfvm__ew_zc_mul) value by value, each rounded as there:
  * the same bits, one pass. d may be s[0] (each value read first). */
+#if defined(__GNUC__) && defined(__thumb2__) && defined(__ARM_FP) && (__ARM_FP & 4) && defined(__ARM_FEATURE_FMA) && \
+    !defined(__ARM_ARCH_ISA_A64) && !defined(PFVM_NO_ASM) && PFVM_FUSE_BLOCK % 2 == 0
+/* 32-bit Arm with a single-precision FPU: GELU two values a step in
+ * assembly, erf's polynomial constants (pfvm__ew_erff's, highest first)
+ * in registers, and the values whose erf takes the tail (|v / a| >
+ * 0.921875, or NaN: the pair's bits, sign dropped, above 0.921875's) left
+ * to the C below: the same operations in the same order, so the same bits
+ * (v * t or t * v: a product's bits do not depend on the order). Returns
+ * the values done, up to the first pair that has a tail value. */
+#define PFVM__EW_GELU_ASM 1
+static const float pfvm__ew_gelu_k[6] = {-5.99104969e-4f, 4.99339588e-3f, -2.67667342e-2f,
+                                         1.12818025e-1f,  -3.76124859e-1f, 1.28379151e-1f};
+static int pfvm__ew_gelu_pairs(float *y, const float *x, int n, float a, float b, float c)
+{
+    const float *p = x, *end = x + n;
+    float *q = y;
+    uint32_t t0, t1;
+    __asm__ volatile("vldmia %[k], {s16-s21}\n"
+                     "1:\n\t"
+                     "vldmia %[p]!, {s0-s1}\n\t"
+                     "vdiv.f32 s2, s0, %[a]\n\t"
+                     "vdiv.f32 s3, s1, %[a]\n\t"
+                     "vmov %[t0], %[t1], s2, s3\n\t"
+                     "lsl %[t0], %[t0], #1\n\t"
+                     "lsl %[t1], %[t1], #1\n\t"
+                     "cmp %[t0], %[thr]\n\t"
+                     "it ls\n\t"
+                     "cmpls %[t1], %[thr]\n\t"
+                     "bhi 2f\n\t"
+                     "vmul.f32 s4, s2, s2\n\t" /* r */
+                     "vmul.f32 s5, s3, s3\n\t"
+                     "vmul.f32 s6, s4, s4\n\t" /* r^2 */
+                     "vmul.f32 s7, s5, s5\n\t"
+                     "vmov.f32 s8, s17\n\tvfma.f32 s8, s16, s4\n\t" /* fma(k0, r, k1) */
+                     "vmov.f32 s9, s17\n\tvfma.f32 s9, s16, s5\n\t"
+                     "vmov.f32 s10, s19\n\tvfma.f32 s10, s18, s4\n\t" /* fma(k2, r, k3) */
+                     "vmov.f32 s11, s19\n\tvfma.f32 s11, s18, s5\n\t"
+                     "vfma.f32 s10, s8, s6\n\t"
+                     "vfma.f32 s11, s9, s7\n\t"
+                     "vmov.f32 s12, s21\n\tvfma.f32 s12, s20, s4\n\t" /* fma(k4, r, k5) */
+                     "vmov.f32 s13, s21\n\tvfma.f32 s13, s20, s5\n\t"
+                     "vfma.f32 s12, s10, s6\n\t"
+                     "vfma.f32 s13, s11, s7\n\t"
+                     "vfma.f32 s2, s12, s2\n\t" /* erf = fma(p, z, z) */
+                     "vfma.f32 s3, s13, s3\n\t"
+                     "vadd.f32 s2, s2, %[b]\n\t"
+                     "vadd.f32 s3, s3, %[b]\n\t"
+                     "vmul.f32 s2, s2, s0\n\t"
+                     "vmul.f32 s3, s3, s1\n\t"
+                     "vmul.f32 s2, s2, %[c]\n\t"
+                     "vmul.f32 s3, s3, %[c]\n\t"
+                     "vstmia %[q]!, {s2-s3}\n\t"
+                     "cmp %[p], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [p] "+r"(p), [q] "+r"(q), [t0] "=&r"(t0), [t1] "=&r"(t1)
+                     : [end] "r"(end), [k] "r"(pfvm__ew_gelu_k), [thr] "r"(0x7ed80000u), [a] "t"(a), [b] "t"(b),
+                       [c] "t"(c)
+                     : "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13", "s16",
+                       "s17", "s18", "s19", "s20", "s21", "cc", "memory");
+    (void)t0, (void)t1;
+    return (int)(q - y);
+}
+#endif
+
 static void pfvm__ew_zg_erf(float *y, const float *const *s, const void *pv)
 {
     const pfvm_fuse_gelu_params *g = (const pfvm_fuse_gelu_params *)pv;
     const float *x = s[0];
     const float a = g->a, b = g->b, c = g->c;
     int e;
+#ifdef PFVM__EW_GELU_ASM
+    /* the pairs without a tail in assembly; each pair with one here */
+    for (e = 0; e < PFVM_FUSE_BLOCK; e += 2) {
+        int i;
+        e += pfvm__ew_gelu_pairs(y + e, x + e, PFVM_FUSE_BLOCK - e, a, b, c);
+        for (i = e; i < e + 2 && i < PFVM_FUSE_BLOCK; i++) {
+            float v = x[i], t = pfvm__ew_erff(v / a) + b;
+            y[i] = g->x_second ? (t * v) * c : (v * t) * c;
+        }
+    }
+#else
     if (g->x_second)
         for (e = 0; e < PFVM_FUSE_BLOCK; e++) {
             float v = x[e], t = pfvm__ew_erff(v / a) + b;
@@ -1273,6 +1349,7 @@ static void pfvm__ew_zg_erf(float *y, const float *const *s, const void *pv)
             float v = x[e], t = pfvm__ew_erff(v / a) + b;
             y[e] = (v * t) * c;
         }
+#endif
 }
 #endif
 PFVM__EW_UNARY_CTF(sigmoid, float, float, PFVM__EW_MATH(sigmoidf, pfvm__ew_sigmoid, x0), PFVM__EW_SIGMOID_FAST)
