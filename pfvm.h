@@ -313,10 +313,10 @@
  *                         the 2x2 loop, other 2-D windows take one 32-bit
  *                         plane loop for max and average, the rest the
  *                         generic loop: the same bits. digits planned on
- *                         a Cortex-M4F: pfvm's flash -10.4 KB (46.0 ->
- *                         35.6 KB, three rounds, PFVM_POOL_PLANES_ONLY's
- *                         share included), about the same instructions
- *                         per inference
+ *                         a Cortex-M4F: pfvm's flash -10.6 KB (46.0 ->
+ *                         35.4 KB, three rounds, PFVM_POOL_PLANES_ONLY's
+ *                         share included), 2% more instructions per
+ *                         inference than with the 2-D packer
  *   PFVM_POOL_NO_INT8     MaxPool leaves out its 8-bit planes (int8 and uint8
  *                         inputs, quantized models): such inputs then run
  *                         the generic loop (same values; in a
@@ -336,7 +336,7 @@
  *                         untyped) MaxPool and AveragePool input of the
  *                         models has rank 3 or 4 and no MaxPool asks for
  *                         its indices. digits planned on a Cortex-M4F:
- *                         pfvm's flash -0.7 KB with PFVM_LEAN_KERNELS
+ *                         pfvm's flash -0.9 KB with PFVM_LEAN_KERNELS
  *   PFVM_UNARY_F32_ONLY   unary element-wise operators (Relu, Sigmoid, Tanh,
  *                         Erf, Exp, the other activations, Abs, Neg, ...)
  *                         map float32 tensors straight, without the general
