@@ -3758,8 +3758,9 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return PFVM_OK;
     }
 #endif
-    /* float max pooling got here in the small and lean builds only */
-    if (kind != PFVM__NN_LP && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
+    /* float max pooling gets here in the small and lean builds only (the
+     * test keeps the loop out of other builds' MaxPool-only images) */
+    if ((kind == PFVM__NN_AVG || PFVM__LA_SMALL || PFVM__LA_LEAN) && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2) && w.pe[0] < INT32_MAX - in_sp[0] && w.pe[1] < INT32_MAX - in_sp[1]) {
         pfvm__nn_pool_planes(&d2, &w, kind, count_pad, (const float *)X->data, (float *)Y->data, NC);
         return PFVM_OK;
