@@ -284,8 +284,12 @@
  *                         threads or workspace; matrix-vector products keep
  *                         their loops), Conv has no direct or depthwise
  *                         loops (implies PFVM_CONV_NO_DIRECT and
- *                         PFVM_CONV_NO_DEPTHWISE) and float pooling takes
- *                         the generic loop (2x2 windows aside): the same
+ *                         PFVM_CONV_NO_DEPTHWISE), Conv packs every window
+ *                         with one 32-bit packer (a window or plane past
+ *                         2^31 positions fails with an error naming the
+ *                         node) and float pooling takes one 32-bit plane
+ *                         loop for 2-D windows (2x2 windows aside), the
+ *                         generic loop for others: the same
  *                         bits. digits planned on a Cortex-M4F: pfvm's
  *                         flash -10.5 KB (47.4 -> 37.0 KB), 1.7x the
  *                         instructions per inference (4.3 instead of 2.5
@@ -303,11 +307,16 @@
  *                         strips, the blocked engine and the transposed-B
  *                         tiles are not linked; Gemm's float C is
  *                         broadcast by one loop (not the element-wise
- *                         iterator); float pooling keeps the 2x2 loop,
- *                         other windows take the generic loop: the same
- *                         bits. digits planned on a Cortex-M4F: pfvm's
- *                         flash -9.3 KB (46.0 -> 37.3 KB, two rounds),
- *                         about the same instructions per inference
+ *                         iterator); Conv packs its windows (1 to 3
+ *                         spatial dims) with one 32-bit packer, as
+ *                         PFVM_SMALL_KERNELS does; float pooling keeps
+ *                         the 2x2 loop, other 2-D windows take one 32-bit
+ *                         plane loop for max and average, the rest the
+ *                         generic loop: the same bits. digits planned on
+ *                         a Cortex-M4F: pfvm's flash -10.6 KB (46.0 ->
+ *                         35.4 KB, three rounds, PFVM_POOL_PLANES_ONLY's
+ *                         share included), 2% more instructions per
+ *                         inference than with the 2-D packer
  *   PFVM_POOL_NO_INT8     MaxPool leaves out its 8-bit planes (int8 and uint8
  *                         inputs, quantized models): such inputs then run
  *                         the generic loop (same values; in a
@@ -316,6 +325,18 @@
  *                         when no MaxPool of the models reads 8-bit
  *                         integers (or a value of unknown type). digits
  *                         planned on a Cortex-M4F: pfvm's flash -1.9 KB
+ *   PFVM_POOL_PLANES_ONLY float32 MaxPool and AveragePool run on 1-D and
+ *                         2-D windows without MaxPool's indices output
+ *                         only: the generic float loop (3-D windows, the
+ *                         indices, sizes past 2^31) is left out, and such
+ *                         pooling takes the double-precision loop (in a
+ *                         PFVM_FLOAT32_ONLY build it fails with an error
+ *                         naming the node and the switch). `interp ops
+ *                         --config` writes it when every float32 (or
+ *                         untyped) MaxPool and AveragePool input of the
+ *                         models has rank 3 or 4 and no MaxPool asks for
+ *                         its indices. digits planned on a Cortex-M4F:
+ *                         pfvm's flash -0.9 KB with PFVM_LEAN_KERNELS
  *   PFVM_UNARY_F32_ONLY   unary element-wise operators (Relu, Sigmoid, Tanh,
  *                         Erf, Exp, the other activations, Abs, Neg, ...)
  *                         map float32 tensors straight, without the general
@@ -3846,7 +3867,10 @@ PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
  * of A in fours, the matrix-vector loops, and PFVM_SMALL_KERNELS' loop
  * nest for every other product (the direct strips, the blocked engine
  * and the transposed-B tiles are not linked); float pooling keeps the 2x2
- * loop, the rest takes the generic loop (nn.c): the same bits. */
+ * loop, other 2-D windows take one 32-bit plane loop for max and average
+ * (pfvm__nn_pool_planes), the rest the generic loop; Conv packs its
+ * windows (1-3 spatial dims) with one 32-bit packer (pfvm__nn_pack_conv32,
+ * also under PFVM_SMALL_KERNELS) (nn.c): the same bits. */
 #if defined(PFVM_LEAN_KERNELS) && !PFVM__LA_SMALL
 #define PFVM__LA_LEAN 1
 #else
@@ -32099,12 +32123,120 @@ static int pfvm__nn_2d_fits(const pfvm__nn_geom *g, pfvm__nn_2d *d)
 
 /* The implicit im2col: row p of B is (input channel, kernel position),
  * column j an output position; entries in the padding are zero. */
+/* A convolution's window in 32-bit integers over three spatial dims, the
+ * given ones last (a 2-D window is 1 x H x W): for pfvm__nn_pack_conv32. */
+typedef struct pfvm__nn_w32 {
+    int32_t in[PFVM__NN_SP], out[PFVM__NN_SP], k[PFVM__NN_SP], s[PFVM__NN_SP], d[PFVM__NN_SP], pb[PFVM__NN_SP], kk;
+} pfvm__nn_w32;
+
 typedef struct pfvm__nn_cpack {
     const float *x; /* first input channel of this image and group */
     const pfvm__nn_geom *g;
-    const pfvm__nn_2d *d; /* for pfvm__nn_pack_conv2d */
+    const pfvm__nn_2d *d;  /* for pfvm__nn_pack_conv2d */
+    const pfvm__nn_w32 *v; /* for pfvm__nn_pack_conv32 */
 } pfvm__nn_cpack;
 
+#if PFVM__LA_SMALL || PFVM__LA_LEAN
+/* The packing's geometry in 32 bits when every index it computes fits:
+ * the input and output planes, the window's reach past either, the panel
+ * rows (input channels x kernel positions). 0: it does not. */
+static int pfvm__nn_w32_fits(const pfvm__nn_geom *g, pfvm__nn_w32 *v)
+{
+    const int64_t lim = INT32_MAX;
+    int i, off = PFVM__NN_SP - g->w.n;
+    if (g->in_plane > lim || g->out_plane > lim || g->CG * g->kk > lim)
+        return 0;
+    for (i = 0; i < PFVM__NN_SP; i++) { /* leading dims of 1 */
+        v->in[i] = v->out[i] = v->k[i] = v->s[i] = v->d[i] = 1;
+        v->pb[i] = 0;
+    }
+    for (i = 0; i < g->w.n; i++) {
+        /* the planes' bounds keep these products in 64 bits; with sizes
+         * and steps of at least 1 they bound every term by 2^31 */
+        int64_t in = g->in_sp[i], out = g->out_sp[i], k = g->w.k[i], s = g->w.s[i], d = g->w.d[i], pb = g->w.pb[i];
+        if (out * s + k * d + pb > lim || in + pb + k * d > lim)
+            return 0;
+        v->in[i + off] = (int32_t)in;
+        v->out[i + off] = (int32_t)out;
+        v->k[i + off] = (int32_t)k;
+        v->s[i + off] = (int32_t)s;
+        v->d[i + off] = (int32_t)d;
+        v->pb[i + off] = (int32_t)pb;
+    }
+    v->kk = (int32_t)g->kk;
+    return 1;
+}
+
+/* The implicit im2col of PFVM_SMALL_KERNELS and PFVM_LEAN_KERNELS for 1-,
+ * 2- and 3-D windows in 32-bit index math: the panel's columns are cut
+ * once into runs along one output row, so each row of the panel is a few
+ * strided copies (plain copies at stride 1) with the padding's entries
+ * zero, and the kernel position advances without divisions. */
+static void pfvm__nn_pack_conv32(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
+{
+    const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
+    const pfvm__nn_w32 *v = cp->v;
+    int32_t seg0[PFVM_LA_NB], seg1[PFVM_LA_NB], seg2[PFVM_LA_NB], seg_at[PFVM_LA_NB], seg_len[PFVM_LA_NB];
+    int32_t nseg = 0, j, p, q = (int32_t)p0, c, k0, k1, k2, o0, o1, o2, W = v->in[2], plane = v->in[0] * v->in[1] * W;
+    o2 = (int32_t)j0 % v->out[2];
+    o1 = (int32_t)j0 / v->out[2] % v->out[1];
+    o0 = (int32_t)j0 / v->out[2] / v->out[1];
+    for (j = 0; j < (int32_t)nr; nseg++) {
+        int32_t len = v->out[2] - o2 < (int32_t)nr - j ? v->out[2] - o2 : (int32_t)nr - j;
+        seg0[nseg] = o0 * v->s[0] - v->pb[0];
+        seg1[nseg] = o1 * v->s[1] - v->pb[1];
+        seg2[nseg] = o2 * v->s[2] - v->pb[2];
+        seg_at[nseg] = j;
+        seg_len[nseg] = len;
+        j += len;
+        o2 = 0;
+        if (++o1 == v->out[1]) {
+            o1 = 0;
+            o0++;
+        }
+    }
+    c = q / v->kk;
+    q %= v->kk;
+    k2 = q % v->k[2];
+    k1 = q / v->k[2] % v->k[1];
+    k0 = q / v->k[2] / v->k[1];
+    for (p = 0; p < (int32_t)kc; p++) {
+        float *row = dst + p * PFVM_LA_NB;
+        const float *xc = cp->x + (int64_t)c * plane;
+        int32_t s, t;
+        for (s = 0; s < nseg; s++) {
+            int32_t i0 = seg0[s] + k0 * v->d[0], i1 = seg1[s] + k1 * v->d[1], iw = seg2[s] + k2 * v->d[2], len = seg_len[s];
+            float *out = row + seg_at[s];
+            if ((uint32_t)i0 >= (uint32_t)v->in[0] || (uint32_t)i1 >= (uint32_t)v->in[1]) {
+                for (t = 0; t < len; t++)
+                    out[t] = 0.0f;
+            } else {
+                const float *xr = xc + (i0 * v->in[1] + i1) * W;
+                if (v->s[2] == 1 && iw >= 0 && iw + len <= W && len == PFVM_LA_NB)
+                    memcpy(out, xr + iw, sizeof(float) * PFVM_LA_NB); /* a fixed size: a few moves */
+                else if (v->s[2] == 1 && iw >= 0 && iw + len <= W)
+                    for (t = 0; t < len; t++)
+                        out[t] = xr[iw + t];
+                else
+                    for (t = 0; t < len; t++, iw += v->s[2])
+                        out[t] = iw >= 0 && iw < W ? xr[iw] : 0.0f;
+            }
+        }
+        for (j = (int32_t)nr; j < PFVM_LA_NB; j++)
+            row[j] = 0.0f;
+        if (++k2 == v->k[2]) {
+            k2 = 0;
+            if (++k1 == v->k[1]) {
+                k1 = 0;
+                if (++k0 == v->k[0]) {
+                    k0 = 0;
+                    c++;
+                }
+            }
+        }
+    }
+}
+#else
 static void pfvm__nn_pack_conv(void *user, int64_t p0, int64_t kc, int64_t j0, int64_t nr, float *dst)
 {
     const pfvm__nn_cpack *cp = (const pfvm__nn_cpack *)user;
@@ -32347,6 +32479,7 @@ static pfvm_la_pack_fn pfvm__nn_pack2d_fn(const pfvm__nn_2d *d)
 #endif
     return pfvm__nn_pack_conv2d;
 }
+#endif
 
 /* A 1x1 convolution with unit strides and no padding is a plain product. */
 static int pfvm__nn_pointwise(const pfvm__nn_geom *g)
@@ -34152,6 +34285,9 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     int64_t n, gr;
     int failed = 0, is2d, direct = 0;
     pfvm__nn_2d dw;
+#if PFVM__LA_SMALL || PFVM__LA_LEAN
+    pfvm__nn_w32 v32;
+#endif
     float *ws;
     is2d = pfvm__nn_2d_fits(g, &dw);
 #ifndef PFVM_CONV_NO_DEPTHWISE /* else such planes are 1-row products */
@@ -34187,6 +34323,12 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     if (pk && is2d && pfvm__nn_conv_s1(k, g, &dw, x, bias, y, pk, cl, res, silu))
         return PFVM_OK;
 #endif
+#if PFVM__LA_SMALL || PFVM__LA_LEAN
+    (void)is2d;
+    if (!pfvm__nn_pointwise(g) && !pfvm__nn_w32_fits(g, &v32))
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
+                             "a window or plane past 2^31 positions (not in a PFVM_SMALL_KERNELS or PFVM_LEAN_KERNELS build)");
+#endif
     /* a window the direct loops take has no workspace reserved (the hook):
      * when they decline it, the engine's blocks go on the stack */
     ws = direct ? NULL : pfvm_la_workspace(k, g->MG, g->out_plane, g->CG * g->kk, &failed);
@@ -34214,9 +34356,16 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
                 cp.x = xg;
                 cp.g = g;
                 cp.d = &dw;
+#if PFVM__LA_SMALL || PFVM__LA_LEAN
+                cp.v = &v32;
+                pfvm_la_sgemm_epi_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
+                                     g->CG * g->kk, 1, ap, pfvm__nn_pack_conv32, &cp, yg, g->out_plane, ws, &e);
+#else
+                cp.v = NULL;
                 pfvm_la_sgemm_epi_mt(k, g->MG, g->out_plane, g->CG * g->kk, 1.0f, wt + gr * g->MG * g->CG * g->kk,
                                      g->CG * g->kk, 1, ap, is2d ? pfvm__nn_pack2d_fn(&dw) : pfvm__nn_pack_conv, &cp, yg,
                                      g->out_plane, ws, &e);
+#endif
             }
         }
     (void)cl;
@@ -34970,6 +35119,13 @@ static void pfvm__nn_max_planes_8(const pfvm__nn_2d *d, const pfvm_tensor *X, pf
 }
 #endif
 
+/* PFVM_POOL_PLANES_ONLY (written by `interp ops --config`): float MaxPool
+ * and AveragePool run on 2-D (or 1-D) planes without the indices output
+ * only, so the generic float loop below is left out. */
+#ifdef PFVM_POOL_PLANES_ONLY
+#define PFVM__POOL_PLANES_ONLY 1
+#else
+#define PFVM__POOL_PLANES_ONLY 0
 static void pfvm__nn_pool_f32(const pfvm_tensor *X, pfvm_tensor *Y, pfvm_tensor *I, int kind, int64_t NC,
                               const int64_t *in_sp, const int64_t *out_sp, const pfvm__nn_win *w, int count_pad,
                               int storage)
@@ -35025,38 +35181,70 @@ static void pfvm__nn_pool_f32(const pfvm_tensor *X, pfvm_tensor *Y, pfvm_tensor 
                     }
                 }
 }
+#endif
 
-/* 2-D float average pooling in 32-bit index math (the loops above run
- * theirs in 64 bits for every element, through library divisions on a
- * 32-bit core): the same sums, in the same order, and the same counts. */
-static void pfvm__nn_avg_planes(const pfvm__nn_2d *d, const pfvm__nn_win *w, int count_pad, const float *x, float *y,
-                                int64_t NC)
+/* ceil(diff / s) clamped to [0, n] where n * s <= INT32_MAX (a window's
+ * reach, which pfvm__nn_2d_win bounds): one 32-bit division. */
+static int32_t pfvm__nn_steps32(int64_t diff, int32_t s, int32_t n)
+{
+    if (diff <= 0)
+        return 0;
+    if (diff > (int64_t)n * s)
+        return n;
+    return (int32_t)(((uint32_t)diff + (uint32_t)s - 1) / (uint32_t)s); /* diff, s < 2^31: no wrap */
+}
+
+/* pfvm__nn_dw_range's kernel positions [*a, *b) for windows within
+ * pfvm__nn_2d_win's bounds (the pads' sums may pass 2^31: 64-bit
+ * differences, 32-bit divisions). */
+static void pfvm__nn_range32(int32_t n, int32_t s, int32_t off, int64_t lo, int64_t hi, int32_t *a, int32_t *b)
+{
+    *a = pfvm__nn_steps32(lo - off, s, n);
+    *b = pfvm__nn_steps32(hi - off, s, n);
+    if (*b < *a)
+        *b = *a;
+}
+
+/* 2-D float average (and, in PFVM_SMALL_KERNELS and PFVM_LEAN_KERNELS
+ * builds, max) pooling in 32-bit index math (the loops above run theirs in
+ * 64 bits for every element, through library divisions on a 32-bit core):
+ * the same sums, in the same order, and the same counts; the same largest
+ * value (the first of equals, NaN kept as the loop above keeps it). */
+static void pfvm__nn_pool_planes(const pfvm__nn_2d *d, const pfvm__nn_win *w, int kind, int count_pad, const float *x,
+                                 float *y, int64_t NC)
 {
     int64_t c;
     int32_t oh, ow, r, t;
     for (c = 0; c < NC; c++, x += d->H * d->W)
         for (oh = 0; oh < d->OH; oh++) {
             int32_t ih0 = oh * d->SH - d->PT, ka, kb, pa, pz;
-            pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &ka, &kb);
+            pfvm__nn_range32(d->KH, d->DH, ih0, 0, d->H, &ka, &kb);
             pa = ka;
             pz = kb;
             if (count_pad) /* the padded input, not the window's overhang in ceil mode */
-                pfvm__nn_dw_range(d->KH, d->DH, ih0, -d->PT, d->H + (int32_t)w->pe[0], &pa, &pz);
+                pfvm__nn_range32(d->KH, d->DH, ih0, -d->PT, d->H + w->pe[0], &pa, &pz);
             for (ow = 0; ow < d->OW; ow++, y++) {
-                int32_t iw0 = ow * d->SW - d->PL, ta, tb, qa, qz, cnt;
-                float sum = 0;
-                pfvm__nn_dw_range(d->KW, d->DW, iw0, 0, d->W, &ta, &tb);
+                int32_t iw0 = ow * d->SW - d->PL, ta, tb, qa, qz, cnt, any = 0;
+                float sum = 0, best = -INFINITY;
+                pfvm__nn_range32(d->KW, d->DW, iw0, 0, d->W, &ta, &tb);
                 qa = ta;
                 qz = tb;
                 if (count_pad)
-                    pfvm__nn_dw_range(d->KW, d->DW, iw0, -d->PL, d->W + (int32_t)w->pe[1], &qa, &qz);
+                    pfvm__nn_range32(d->KW, d->DW, iw0, -d->PL, d->W + w->pe[1], &qa, &qz);
                 for (r = ka; r < kb; r++) {
                     const float *row = x + (ih0 + r * d->DH) * d->W;
-                    for (t = ta; t < tb; t++)
-                        sum += row[iw0 + t * d->DW];
+                    for (t = ta; t < tb; t++) {
+                        float v = row[iw0 + t * d->DW];
+                        if (kind != PFVM__NN_MAX) {
+                            sum += v;
+                        } else if (!any || v > best) { /* a window wholly in the padding keeps -inf */
+                            best = v;
+                            any = 1;
+                        }
+                    }
                 }
                 cnt = (pz - pa) * (qz - qa);
-                *y = cnt ? sum / (float)cnt : 0.0f;
+                *y = kind == PFVM__NN_MAX ? best : cnt ? sum / (float)cnt : 0.0f;
             }
         }
 }
@@ -35167,19 +35355,25 @@ static pfvm_code pfvm__nn_pool(pfvm_kctx *k, int kind)
         return PFVM_OK;
     }
 #endif
-    if (!PFVM__LA_SMALL && !PFVM__LA_LEAN && kind == PFVM__NN_AVG && !I && X->dtype == PFVM_FLOAT &&
-        Y->dtype == PFVM_FLOAT &&
+    /* float max pooling gets here in the small and lean builds only (the
+     * test keeps the loop out of other builds' MaxPool-only images) */
+    if ((kind == PFVM__NN_AVG || PFVM__LA_SMALL || PFVM__LA_LEAN) && !I && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT &&
         pfvm__nn_2d_win(&w, in_sp, out_sp, &d2) && w.pe[0] < INT32_MAX - in_sp[0] && w.pe[1] < INT32_MAX - in_sp[1]) {
-        pfvm__nn_avg_planes(&d2, &w, count_pad, (const float *)X->data, (float *)Y->data, NC);
+        pfvm__nn_pool_planes(&d2, &w, kind, count_pad, (const float *)X->data, (float *)Y->data, NC);
         return PFVM_OK;
     }
+#ifndef PFVM_POOL_PLANES_ONLY /* else such float pooling takes the double-precision loop below, or fails */
     if (kind != PFVM__NN_LP && X->dtype == PFVM_FLOAT && Y->dtype == PFVM_FLOAT) {
         pfvm__nn_pool_f32(X, Y, I, kind, NC, in_sp, out_sp, &w, count_pad, storage);
         return PFVM_OK;
     }
+#endif
     if (!PFVM__F64)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED,
-                             "this pooling of %s needs the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
+                             PFVM__POOL_PLANES_ONLY && X->dtype == PFVM_FLOAT
+                                 ? "this pooling of %s (3-D windows, the indices output or sizes past 2^31) is not in a "
+                                   "PFVM_POOL_PLANES_ONLY build"
+                                 : "this pooling of %s needs the double-precision path (not in a PFVM_FLOAT32_ONLY build)",
                              pfvm_dtype_name(X->dtype));
     for (c = 0; c < NC; c++)
         for (o[0] = 0; o[0] < out_sp[0]; o[0]++)
@@ -37486,6 +37680,19 @@ static int pfvm__nn_pool_needs_int8(const pfvm_node *n, const pfvm_value *const 
     return x->type.dtype == PFVM_INT8 || x->type.dtype == PFVM_UINT8 || x->type.dtype == PFVM_UNDEFINED;
 }
 
+/* The generic float pooling loop may run: a float32 input (or one of a
+ * type or rank not given) over other than 1 or 2 spatial dims, or
+ * MaxPool's indices output asked for. */
+static int pfvm__nn_pool_needs_generic(const pfvm_node *n, const pfvm_value *const *in)
+{
+    const pfvm_value *x = n->n_inputs > 0 ? in[0] : NULL;
+    if (!x || x->type.kind != PFVM_KIND_TENSOR)
+        return 1;
+    if (x->type.dtype != PFVM_FLOAT && x->type.dtype != PFVM_UNDEFINED)
+        return 0; /* other types take the double-precision loop in any case */
+    return x->type.shape.rank < 3 || x->type.shape.rank > 4 || (n->n_outputs > 1 && n->outputs[1]);
+}
+
 /* Named "infer" so that PFVM_NO_SHAPE_INFERENCE builds (firmware, which
  * never writes a selection header) leave the tables out. */
 static const pfvm_op_variant pfvm__nn_conv_infer_variants[] = {
@@ -37494,6 +37701,10 @@ static const pfvm_op_variant pfvm__nn_conv_infer_variants[] = {
     {NULL, NULL, NULL}};
 static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
     {"PFVM_POOL_NO_INT8", "no MaxPool here reads 8-bit integers", pfvm__nn_pool_needs_int8},
+    {"PFVM_POOL_PLANES_ONLY", "float pooling here is over 1 or 2 spatial dims, without indices", pfvm__nn_pool_needs_generic},
+    {NULL, NULL, NULL}};
+static const pfvm_op_variant pfvm__nn_avgpool_infer_variants[] = {
+    {"PFVM_POOL_PLANES_ONLY", "float pooling here is over 1 or 2 spatial dims, without indices", pfvm__nn_pool_needs_generic},
     {NULL, NULL, NULL}};
 
 #if !defined(PFVM_OPS_SELECTED) || \
@@ -37521,6 +37732,7 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
 #endif
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #define pfvm__nn_accel_softmax NULL
+#define pfvm__nn_avgpool_infer_variants NULL
 #define pfvm__nn_conv_flops NULL
 #define pfvm__nn_conv_infer_variants NULL
 #define pfvm__nn_convt_flops NULL
@@ -37548,6 +37760,7 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #define pfvm__nn_accel_softmax_grad NULL
+#define pfvm__nn_avgpool_infer_variants_grad NULL
 #define pfvm__nn_conv_flops_grad NULL
 #define pfvm__nn_conv_infer_variants_grad NULL
 #define pfvm__nn_conv_ws_grad NULL
@@ -37589,6 +37802,7 @@ static const pfvm_op_variant pfvm__nn_maxpool_infer_variants[] = {
 #endif
 #ifdef PFVM_NO_FUSION
 #define pfvm__nn_accel_softmax_fuse NULL
+#define pfvm__nn_avgpool_infer_variants_fuse NULL
 #define pfvm__nn_conv_flops_fuse NULL
 #define pfvm__nn_conv_infer_variants_fuse NULL
 #define pfvm__nn_conv_ws_fuse NULL
@@ -37644,7 +37858,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
     PFVM__OP_SEL(Conv, {"Conv", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_conv, pfvm__nn_k_conv, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, PFVM_OP_CHANNEL_ROWS | PFVM__OP_STORE_CLAMP | PFVM__OP_STORE_RESIDUAL | PFVM__OP_STORE_SILU | PFVM__OP_ACCEL_STREAMED, pfvm__nn_simp_conv, pfvm__nn_k_conv_grad, NULL, pfvm__nn_conv_flops, pfvm_acl_conv, pfvm__nn_conv_ws, pfvm__nn_prep_conv, pfvm__nn_conv_infer_variants})
     PFVM__OP_SEL(ConvTranspose, {"ConvTranspose", "", 1, 0, 2, 3, 1, 1, pfvm__nn_infer_convt, pfvm__nn_k_convt, NULL, PFVM_FUSE_OUT_FUSABLE, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_convt_grad, NULL, pfvm__nn_convt_flops, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(MaxPool, {"MaxPool", "", 1, 0, 1, 1, 1, 2, pfvm__nn_infer_pool, pfvm__nn_k_maxpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F ",int8,uint8", NULL, PFVM_OP_PER_CHANNEL | PFVM__OP_ACCEL_STREAMED, NULL, pfvm__nn_k_maxpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, pfvm__nn_maxpool_infer_variants})
-    PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, NULL})
+    PFVM__OP_SEL(AveragePool, {"AveragePool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_avgpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, pfvm__nn_k_avgpool_grad, NULL, NULL, pfvm_acl_pool, NULL, NULL, pfvm__nn_avgpool_infer_variants})
     PFVM__OP_SEL(LpPool, {"LpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_pool, pfvm__nn_k_lppool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, PFVM_OP_PER_CHANNEL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(MaxUnpool, {"MaxUnpool", "", 9, 0, 2, 3, 1, 1, pfvm__nn_infer_unpool, pfvm__nn_k_unpool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(MaxRoiPool, {"MaxRoiPool", "", 1, 0, 2, 2, 1, 1, pfvm__nn_infer_roipool, pfvm__nn_k_roipool, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
@@ -37664,6 +37878,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
 };
 #ifdef PFVM_NO_SHAPE_INFERENCE
 #undef pfvm__nn_accel_softmax
+#undef pfvm__nn_avgpool_infer_variants
 #undef pfvm__nn_conv_flops
 #undef pfvm__nn_conv_infer_variants
 #undef pfvm__nn_convt_flops
@@ -37691,6 +37906,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
 #endif
 #ifdef PFVM_NO_AUTODIFF
 #undef pfvm__nn_accel_softmax_grad
+#undef pfvm__nn_avgpool_infer_variants_grad
 #undef pfvm__nn_conv_flops_grad
 #undef pfvm__nn_conv_infer_variants_grad
 #undef pfvm__nn_conv_ws_grad
@@ -37732,6 +37948,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
 #endif
 #ifdef PFVM_NO_FUSION
 #undef pfvm__nn_accel_softmax_fuse
+#undef pfvm__nn_avgpool_infer_variants_fuse
 #undef pfvm__nn_conv_flops_fuse
 #undef pfvm__nn_conv_infer_variants_fuse
 #undef pfvm__nn_conv_ws_fuse

@@ -150,8 +150,13 @@ else
 fi
 # the unary operators without the general element-wise engine
 # (PFVM_UNARY_F32_ONLY): float32 Relu's values, clean refusals of double
-# and int8 Relu; alone and with PFVM_FLOAT32_ONLY (tests/test_float32_only.c)
-for v in "unary_f32:-DPFVM_UNARY_F32_ONLY" "unary_f32_float32:-DPFVM_UNARY_F32_ONLY -DPFVM_FLOAT32_ONLY"; do
+# and int8 Relu; alone and with PFVM_FLOAT32_ONLY (tests/test_float32_only.c);
+# and float pooling on planes only (PFVM_POOL_PLANES_ONLY, with the lean
+# kernels' plane loop): the same values, a 3-D window refused with
+# PFVM_FLOAT32_ONLY
+for v in "unary_f32:-DPFVM_UNARY_F32_ONLY" "unary_f32_float32:-DPFVM_UNARY_F32_ONLY -DPFVM_FLOAT32_ONLY" \
+    "pool_planes:-DPFVM_POOL_PLANES_ONLY -DPFVM_LEAN_KERNELS" \
+    "pool_planes_float32:-DPFVM_POOL_PLANES_ONLY -DPFVM_FLOAT32_ONLY -DPFVM_LEAN_KERNELS"; do
     name=${v%%:*} flags=${v#*:}
     # shellcheck disable=SC2086
     if ! nice $CC -std=c99 -Wall -Wextra -pedantic -Werror -O1 -g -I. -Itests -DFLOAT32_ONLY_AMALGAMATED $flags \

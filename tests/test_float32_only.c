@@ -7,7 +7,11 @@
  * type's lowest value in both. With PFVM_UNARY_F32_ONLY (the unary
  * operators without the general element-wise engine) Relu maps float32
  * to the same values and refuses double and int8 tensors naming the node
- * and that switch. Run from the repository root:
+ * and that switch. Max pooling over a 3x3 window with padding (the plane
+ * loops) gives the largest value inside each window in every build; over a
+ * 3-D window (the generic loop) too, but in a build with both
+ * PFVM_POOL_PLANES_ONLY and PFVM_FLOAT32_ONLY, where it fails naming the
+ * node and PFVM_POOL_PLANES_ONLY. Run from the repository root:
  *
  *   build/tests/test_float32_only
  *
@@ -16,7 +20,8 @@
  *
  *   cc -DFLOAT32_ONLY_AMALGAMATED -DPFVM_FLOAT32_ONLY -I. -Itests tests/test_float32_only.c -lprotobuf-nanopb -lm
  *
- * and with -DPFVM_UNARY_F32_ONLY (alone or with it) those of that switch.
+ * and with -DPFVM_UNARY_F32_ONLY (alone or with it) those of that switch,
+ * with -DPFVM_POOL_PLANES_ONLY (and -DPFVM_LEAN_KERNELS) those of that one.
  */
 #ifdef FLOAT32_ONLY_AMALGAMATED
 #define PFVM_IMPLEMENTATION
@@ -36,6 +41,11 @@
 #else
 #define DOUBLES_RUN 1
 #endif
+#if defined(PFVM_POOL_PLANES_ONLY) && defined(PFVM_FLOAT32_ONLY)
+#define POOL_GENERIC 0
+#else
+#define POOL_GENERIC 1
+#endif
 #ifdef PFVM_UNARY_F32_ONLY
 #define UNARY_GENERAL 0
 #else
@@ -50,7 +60,7 @@ typedef struct one_node {
     int n_in;
     pfvm_dtype dtype;
     int rank[3];
-    int64_t dims[3][4];
+    int64_t dims[3][5];
     const double *vals[3];
     void (*attrs)(pfvm_node *n, pfvm_status *st);
     int fuse; /* Relu(Add(...)) through the fuse pass */
@@ -61,6 +71,22 @@ static void pool_attrs(pfvm_node *n, pfvm_status *st)
     int64_t k[2] = {2, 2}, s[2] = {2, 2};
     pfvm_node_set_attr_ints(n, "kernel_shape", k, 2, st);
     pfvm_node_set_attr_ints(n, "strides", s, 2, st);
+}
+
+/* a 3-D window (1x2x2, stride 1x2x2): the generic loop */
+static void pool3_attrs(pfvm_node *n, pfvm_status *st)
+{
+    int64_t k[3] = {1, 2, 2}, s[3] = {1, 2, 2};
+    pfvm_node_set_attr_ints(n, "kernel_shape", k, 3, st);
+    pfvm_node_set_attr_ints(n, "strides", s, 3, st);
+}
+
+/* 3x3, stride 1, pads 1: the plane loops */
+static void pool33_attrs(pfvm_node *n, pfvm_status *st)
+{
+    int64_t k[2] = {3, 3}, p[4] = {1, 1, 1, 1};
+    pfvm_node_set_attr_ints(n, "kernel_shape", k, 2, st);
+    pfvm_node_set_attr_ints(n, "pads", p, 4, st);
 }
 
 static void pad_pool_attrs(pfvm_node *n, pfvm_status *st)
@@ -239,6 +265,43 @@ int main(void)
             CHECK_MSG(run(&c, out, 64, &n_out, &st) == PFVM_OK, "MaxPool %s: %s", pfvm_dtype_name(t8[ti]), st.msg);
             CHECK(n_out == 36 && out[0] == (t8[ti] == PFVM_INT8 ? -128 : 0) && out[7] == (t8[ti] == PFVM_INT8 ? 1 : 1));
         }
+    }
+    {
+        /* float MaxPool, 3x3 windows with padding: each window's largest value */
+        double want[16];
+        int oh, ow, r, t;
+        for (oh = 0; oh < 4; oh++)
+            for (ow = 0; ow < 4; ow++) {
+                double best = -1e9;
+                for (r = oh - 1; r <= oh + 1; r++)
+                    for (t = ow - 1; t <= ow + 1; t++)
+                        if (r >= 0 && r < 4 && t >= 0 && t < 4 && X16[r * 4 + t] > best)
+                            best = X16[r * 4 + t];
+                want[oh * 4 + ow] = best;
+            }
+        memset(&c, 0, sizeof c);
+        c.op = "MaxPool", c.n_in = 1, c.rank[0] = 4, c.dims[0][0] = 1, c.dims[0][1] = 1, c.dims[0][2] = 4, c.dims[0][3] = 4;
+        c.vals[0] = X16, c.attrs = pool33_attrs;
+        check_case("MaxPool 3x3", c, want, 16);
+    }
+    {
+        /* float MaxPool over a 3-D window: the generic loop, or a refusal */
+        pfvm_status st;
+        double out[64];
+        int n_out = 0;
+        pfvm_code rc;
+        memset(&st, 0, sizeof st);
+        memset(&c, 0, sizeof c);
+        c.op = "MaxPool", c.n_in = 1, c.rank[0] = 5, c.dims[0][0] = 1, c.dims[0][1] = 1, c.dims[0][2] = 1, c.dims[0][3] = 4,
+        c.dims[0][4] = 4, c.vals[0] = X16, c.attrs = pool3_attrs, c.dtype = PFVM_FLOAT;
+        rc = run(&c, out, 64, &n_out, &st);
+        if (POOL_GENERIC)
+            CHECK_MSG(rc == PFVM_OK && n_out == 4 && out[0] == pool[0] && out[1] == pool[1] && out[2] == pool[2] &&
+                          out[3] == pool[3],
+                      "MaxPool 3-D: %s", st.msg);
+        else
+            CHECK_MSG(rc != PFVM_OK && strstr(st.msg, "PFVM_POOL_PLANES_ONLY") && strstr(st.msg, "node"),
+                      "MaxPool 3-D: rc %d, message \"%s\"", (int)rc, st.msg);
     }
     {
         /* Relu on int8: the integer path, refused without the general engine */

@@ -99,7 +99,10 @@ PFVM_INTERNAL void pfvm_red_store(pfvm_tensor *t, int64_t i, double v);
  * of A in fours, the matrix-vector loops, and PFVM_SMALL_KERNELS' loop
  * nest for every other product (the direct strips, the blocked engine
  * and the transposed-B tiles are not linked); float pooling keeps the 2x2
- * loop, the rest takes the generic loop (nn.c): the same bits. */
+ * loop, other 2-D windows take one 32-bit plane loop for max and average
+ * (pfvm__nn_pool_planes), the rest the generic loop; Conv packs its
+ * windows (1-3 spatial dims) with one 32-bit packer (pfvm__nn_pack_conv32,
+ * also under PFVM_SMALL_KERNELS) (nn.c): the same bits. */
 #if defined(PFVM_LEAN_KERNELS) && !PFVM__LA_SMALL
 #define PFVM__LA_LEAN 1
 #else
