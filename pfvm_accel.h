@@ -1427,6 +1427,22 @@ static pfvm_code accel_em_vec_emit(pfvm_accel_ctx *c, int64_t off, int64_t voff,
     return accel_em_run_vec(e, e->vec_node, e->vec_vi, off, voff, rows, cols, 0);
 }
 
+/* v's rank and dims where y has the same (both known, rank at least 1),
+ * asked quietly: 0 where not (a consumer that does not fit is no error). */
+static int accel_em_same_dims(accel_em_emitter *e, const pfvm_value *v, const pfvm_value *y, int *rank, int64_t *dims)
+{
+    pfvm_status quiet, *keep = e->st;
+    int64_t yd[PFVM_MAX_RANK];
+    int yr = 0;
+    pfvm_code rc;
+    e->st = &quiet;
+    rc = accel_em_dims(e, v, rank, dims);
+    if (rc == PFVM_OK)
+        rc = accel_em_dims(e, y, &yr, yd);
+    e->st = keep;
+    return rc == PFVM_OK && *rank >= 1 && *rank == yr && !memcmp(dims, yd, (size_t)yr * sizeof *yd);
+}
+
 /* The consumer n's producer may apply to its output tiles with a constant
  * vector along the last axis (pfvm_accel_ctx.vec: a bias Add): the single
  * consumer of n's only output, an element-wise operator of two inputs
@@ -1439,8 +1455,8 @@ static const pfvm_node *accel_em_vector(accel_em_emitter *e, const pfvm_node *n,
     const pfvm_value *v, *o;
     const pfvm_node *r;
     pfvm_status quiet, *keep = e->st;
-    int64_t vd[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], last;
-    int vr, yr, vi, i;
+    int64_t vd[PFVM_MAX_RANK], last;
+    int vr, vi, i;
     pfvm_code rc;
     if (!(r = accel_em_binary_consumer(e, n, &vi)))
         return NULL;
@@ -1448,12 +1464,7 @@ static const pfvm_node *accel_em_vector(accel_em_emitter *e, const pfvm_node *n,
     o = r->inputs[1 - vi];
     if (o == v || !o->init || o->init->dtype != PFVM_FLOAT || r->outputs[0]->type.dtype != PFVM_FLOAT)
         return NULL;
-    e->st = &quiet;
-    rc = accel_em_dims(e, v, &vr, vd);
-    if (rc == PFVM_OK)
-        rc = accel_em_dims(e, r->outputs[0], &yr, yd);
-    e->st = keep;
-    if (rc != PFVM_OK || vr < 1 || vr != yr || memcmp(vd, yd, (size_t)vr * sizeof *vd))
+    if (!accel_em_same_dims(e, v, r->outputs[0], &vr, vd))
         return NULL;
     last = vd[vr - 1];
     if (o->init->rank > vr || pfvm_tensor_numel(o->init) != last || last < 1)
@@ -1594,8 +1605,8 @@ static const pfvm_node *accel_em_row(accel_em_emitter *e, const pfvm_value *v, p
 {
     const pfvm_node *r;
     pfvm_status quiet, *keep = e->st;
-    int64_t vd[PFVM_MAX_RANK], yd[PFVM_MAX_RANK], cols, tmp;
-    int vr, yr, i, k = 0;
+    int64_t vd[PFVM_MAX_RANK], cols, tmp;
+    int vr, i, k = 0;
     pfvm_code rc;
     if (!v || v->type.dtype != PFVM_FLOAT || !(r = accel_em_consumer(e->g, v)) || !r->op || !r->op->accel ||
         r->op->fusion != PFVM_FUSE_REDUCTION || r->inputs[0] != v || r->n_inputs > 3 || !r->outputs[0] ||
@@ -1604,12 +1615,7 @@ static const pfvm_node *accel_em_row(accel_em_emitter *e, const pfvm_value *v, p
     for (i = 1; i < r->n_outputs; i++)
         if (r->outputs[i])
             return NULL;
-    e->st = &quiet;
-    rc = accel_em_dims(e, v, &vr, vd);
-    if (rc == PFVM_OK)
-        rc = accel_em_dims(e, r->outputs[0], &yr, yd);
-    e->st = keep;
-    if (rc != PFVM_OK || vr < 1 || vr != yr || memcmp(vd, yd, (size_t)vr * sizeof *vd) || vd[vr - 1] < 1)
+    if (!accel_em_same_dims(e, v, r->outputs[0], &vr, vd) || vd[vr - 1] < 1)
         return NULL;
     cols = vd[vr - 1];
     for (i = 1; i < r->n_inputs; i++) {
