@@ -602,8 +602,14 @@ PFVM_INTERNAL int pfvm__add_size(size_t a, size_t b, size_t *out)
  * and stays out of line, one copy. */
 __attribute__((noinline)) PFVM_INTERNAL int pfvm__mul_i64(int64_t a, int64_t b, int64_t *out)
 {
-    int neg = (a < 0) != (b < 0);
-    uint64_t p = pfvm__sat_mul(a < 0 ? 0 - (uint64_t)a : (uint64_t)a, b < 0 ? 0 - (uint64_t)b : (uint64_t)b);
+    int neg;
+    uint64_t p;
+    if (!(((uint64_t)a | (uint64_t)b) >> 31)) { /* both in [0, 2^31), the usual dims and counts: one 32 x 32 -> 64 multiply */
+        *out = (int64_t)((uint64_t)(uint32_t)a * (uint32_t)b);
+        return 1;
+    }
+    neg = (a < 0) != (b < 0);
+    p = pfvm__sat_mul(a < 0 ? 0 - (uint64_t)a : (uint64_t)a, b < 0 ? 0 - (uint64_t)b : (uint64_t)b);
     if (p > (uint64_t)INT64_MAX + (uint64_t)neg) /* -2^63 is the one product past INT64_MAX that fits */
         return 0;
     *out = !neg || !p ? (int64_t)p : -(int64_t)(p - 1) - 1;
