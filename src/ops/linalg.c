@@ -817,6 +817,28 @@ static const pfvm__la_kern *pfvm__la_pick(void)
 }
 
 #ifdef PFVM__LA_X86
+/* An 8 x 8 transpose: o[j]'s element i is r[i]'s element j. Inlined into
+ * the AVX2 and AVX-512 callers (its target is a subset of theirs). */
+__attribute__((target("avx"))) static inline void pfvm__la_tr8(const __m256 *r, __m256 *o)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee);
+    __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee);
+    __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xee);
+    __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xee);
+    o[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+    o[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+    o[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+    o[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+    o[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+    o[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+    o[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+    o[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
 /* One whole strip of 6 rows of A contiguous along K (as_k 1), 8 steps of K
  * at a time: 6 row loads and an 8x8 transpose (2 rows zero) instead of 48
  * scalar gathers (those took about a tenth of a 512 product's time).
@@ -828,30 +850,12 @@ __attribute__((target("avx2,fma"))) static int64_t pfvm__la_pack_a6_avx2(const f
     int64_t p;
     for (p = 0; p + 8 <= kc; p += 8, d += 48) {
         const float *r0 = as + p;
-        __m256 t0, t1, t2, t3, t4, t5, s0, s1, s2, s3, s4, s5, s6, s7, o[8];
+        __m256 r[8], o[8];
         int q;
-        t0 = _mm256_unpacklo_ps(_mm256_loadu_ps(r0), _mm256_loadu_ps(r0 + as_m));
-        t1 = _mm256_unpackhi_ps(_mm256_loadu_ps(r0), _mm256_loadu_ps(r0 + as_m));
-        t2 = _mm256_unpacklo_ps(_mm256_loadu_ps(r0 + 2 * as_m), _mm256_loadu_ps(r0 + 3 * as_m));
-        t3 = _mm256_unpackhi_ps(_mm256_loadu_ps(r0 + 2 * as_m), _mm256_loadu_ps(r0 + 3 * as_m));
-        t4 = _mm256_unpacklo_ps(_mm256_loadu_ps(r0 + 4 * as_m), _mm256_loadu_ps(r0 + 5 * as_m));
-        t5 = _mm256_unpackhi_ps(_mm256_loadu_ps(r0 + 4 * as_m), _mm256_loadu_ps(r0 + 5 * as_m));
-        s0 = _mm256_shuffle_ps(t0, t2, 0x44);
-        s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-        s2 = _mm256_shuffle_ps(t1, t3, 0x44);
-        s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-        s4 = _mm256_shuffle_ps(t4, z, 0x44);
-        s5 = _mm256_shuffle_ps(t4, z, 0xEE);
-        s6 = _mm256_shuffle_ps(t5, z, 0x44);
-        s7 = _mm256_shuffle_ps(t5, z, 0xEE);
-        o[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
-        o[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-        o[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
-        o[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-        o[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
-        o[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-        o[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
-        o[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+        for (q = 0; q < 6; q++)
+            r[q] = _mm256_loadu_ps(r0 + q * as_m);
+        r[6] = r[7] = z;
+        pfvm__la_tr8(r, o);
         for (q = 0; q < 8; q++) { /* rows 0-3, then 4-5: exactly 6 floats (no store past the strip) */
             _mm_storeu_ps(d + 6 * q, _mm256_castps256_ps128(o[q]));
             _mm_storel_pi((__m64 *)(void *)(d + 6 * q + 4), _mm256_extractf128_ps(o[q], 1));
@@ -2585,29 +2589,12 @@ __attribute__((target("avx512f"))) static void pfvm__la_ln_store8(const float *b
                                                                    const float *res, int rn, const float *cl)
 {
     const __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(rn), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    const __m256 z = _mm256_setzero_ps();
-    __m256 t0 = _mm256_unpacklo_ps(_mm256_loadu_ps(bt), _mm256_loadu_ps(bt + 64));
-    __m256 t1 = _mm256_unpackhi_ps(_mm256_loadu_ps(bt), _mm256_loadu_ps(bt + 64));
-    __m256 t2 = _mm256_unpacklo_ps(_mm256_loadu_ps(bt + 128), _mm256_loadu_ps(bt + 192));
-    __m256 t3 = _mm256_unpackhi_ps(_mm256_loadu_ps(bt + 128), _mm256_loadu_ps(bt + 192));
-    __m256 t4 = _mm256_unpacklo_ps(_mm256_loadu_ps(bt + 256), _mm256_loadu_ps(bt + 320));
-    __m256 t5 = _mm256_unpackhi_ps(_mm256_loadu_ps(bt + 256), _mm256_loadu_ps(bt + 320));
-    __m256 t6 = _mm256_unpacklo_ps(_mm256_loadu_ps(bt + 384), z);
-    __m256 t7 = _mm256_unpackhi_ps(_mm256_loadu_ps(bt + 384), z);
-    __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee);
-    __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee);
-    __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xee);
-    __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xee);
-    __m256 col[8];
+    __m256 r[8], col[8]; /* col[ch]: channel ch's positions */
     int ch;
-    col[0] = _mm256_permute2f128_ps(s0, s4, 0x20); /* channel 0's positions */
-    col[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-    col[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
-    col[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-    col[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
-    col[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-    col[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
-    col[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+    for (ch = 0; ch < 7; ch++)
+        r[ch] = _mm256_loadu_ps(bt + 64 * ch);
+    r[7] = _mm256_setzero_ps();
+    pfvm__la_tr8(r, col);
     for (ch = 0; ch < 8; ch++) {
         __m256 v = col[ch];
         if (res)
