@@ -12500,9 +12500,12 @@ static int pfvm__acl_ir_search(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p, pf
 {
     int64_t oct, th, tw, ec, OH = p->w.out[0], OW = p->w.out[1], parts;
     *ntop = 0;
-    /* parts of the expanded channels: 1, 2, 4 ... 16 (dividing them and
-     * the PEs, so that a wave holds every part of its tiles) */
-    for (parts = 1; parts <= 16 && c->pes % parts == 0 && p->E % parts == 0; parts *= 2) {
+    /* parts of the expanded channels: 1, 2, 4 ... (dividing them and the
+     * PEs, so that a wave holds every part of its tiles); no cap of its
+     * own: past a MAB's or an L1B's PEs the reduction's copies cross
+     * slower links, which its cost counts (mobilenet_v2's 14 x 14 and
+     * 7 x 7 blocks take 32 parts at batch 8) */
+    for (parts = 1; c->pes % parts == 0 && p->E % parts == 0; parts *= 2) {
     int64_t r;
     p->parts = parts, p->ep = p->E / parts;
     /* the reduction's tree rounds: 0 (every part sends to the first) up
