@@ -2905,6 +2905,10 @@ PFVM_INTERNAL const pfvm_allocator *pfvm__graph_allocator(const pfvm_graph *g);
 PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
+/* Prefixes st's message with "node 'LABEL' (OP)" unless it names a node
+ * already (kernels' pfvm__op_fail does); returns st's code, or fallback
+ * without a status. */
+PFVM_INTERNAL pfvm_code pfvm__name_node(const pfvm_node *n, pfvm_status *st, pfvm_code fallback);
 /* Element i of an integer or bool tensor as int64 (0 for other types or outside
  * the storage): pfvm_tensor_get_i64 without its floating-point cases. */
 PFVM_INTERNAL int64_t pfvm__tensor_int_at(const pfvm_tensor *t, int64_t i);
@@ -7330,6 +7334,16 @@ PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t
     return buf;
 }
 
+PFVM_INTERNAL pfvm_code pfvm__name_node(const pfvm_node *n, pfvm_status *st, pfvm_code fallback)
+{
+    char lb[96];
+    if (!st)
+        return fallback;
+    if (strncmp(st->msg, "node '", 6))
+        pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
+    return st->code;
+}
+
 /* ---- topological sort and verification ------------------------------------ */
 
 /* Every value a node reads, including those its subgraphs capture from the
@@ -9441,12 +9455,8 @@ PFVM_INTERNAL pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival 
     c.services = services;
     if (pfvm__takes_kinds(n, st, in, NULL))
         return st ? st->code : PFVM_ERR_INVALID;
-    if (n->op->infer(&c)) {
-        /* kernels' messages already name the node when they use pfvm__op_fail */
-        if (st && strncmp(st->msg, "node '", 6))
-            pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
-        return st ? st->code : PFVM_ERR_SHAPE;
-    }
+    if (n->op->infer(&c))
+        return pfvm__name_node(n, st, PFVM_ERR_SHAPE);
     return pfvm__dims_nonnegative(n, out, st);
 }
 
@@ -31650,20 +31660,19 @@ static int pfvm__nn_is_f32(const pfvm_tensor *t)
     return t && t->dtype == PFVM_FLOAT;
 }
 
-/* Floor and ceiling division by a positive divisor, for any sign: C's
- * quotient (toward zero) corrected by its remainder, so one division
+/* Ceiling (up) or floor division by a positive divisor, for any sign:
+ * C's quotient (toward zero) corrected by its remainder, so one division
  * (one __aeabi_ldivmod call on 32-bit Arm, where a sign test chose
  * between two) and no intermediate that can overflow. */
-static int64_t pfvm__nn_fdiv(int64_t a, int64_t b)
+static int64_t pfvm__nn_div(int64_t a, int64_t b, int up)
 {
-    int64_t q = a / b;
-    return q - (a % b < 0);
+    int64_t q = a / b, r = a % b;
+    return up ? q + (r > 0) : q - (r < 0);
 }
 
 static int64_t pfvm__nn_cdiv(int64_t a, int64_t b)
 {
-    int64_t q = a / b;
-    return q + (a % b > 0);
+    return pfvm__nn_div(a, b, 1);
 }
 
 /* Elements per (n, c) plane: the product of dims 2.. */
@@ -31848,23 +31857,27 @@ static pfvm_code pfvm__nn_resolve(pfvm__nn_win *w, const int64_t *in, int64_t *o
     if (pfvm__nn_check_pads(w, in, st))
         return st ? st->code : PFVM_ERR_INVALID;
     for (i = 0; i < w->n; i++) {
-        int64_t ext = pfvm__nn_extent(w, i), o;
-        if (w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER) {
-            int64_t total;
-            o = pfvm__nn_cdiv(in[i], w->s[i]);
-            total = (o - 1) * w->s[i] + ext - in[i];
+        /* o = (a / s rounded up or down) + plus: one division site for
+         * the three rules (a 64-bit division is a library call on 32-bit
+         * cores, its sign fix-ups a sequence each) */
+        int64_t ext = pfvm__nn_extent(w, i), a, o;
+        int same = w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER, up = same || w->ceil_mode;
+        if (w->auto_pad == PFVM__NN_VALID) {
+            w->pb[i] = w->pe[i] = 0;
+            up = 0;
+        }
+        a = same ? in[i] : in[i] + w->pb[i] + w->pe[i] - ext;
+        o = pfvm__nn_div(a, w->s[i], up) + !same;
+        if (same) {
+            int64_t total = (o - 1) * w->s[i] + ext - in[i];
             if (total < 0)
                 total = 0;
             w->pb[i] = w->auto_pad == PFVM__NN_SAME_UPPER ? total / 2 : total - total / 2;
             w->pe[i] = total - w->pb[i];
-        } else if (w->auto_pad == PFVM__NN_VALID) {
-            w->pb[i] = w->pe[i] = 0;
-            o = pfvm__nn_fdiv(in[i] - ext, w->s[i]) + 1;
-        } else {
-            int64_t num = in[i] + w->pb[i] + w->pe[i] - ext;
-            o = (w->ceil_mode ? pfvm__nn_cdiv(num, w->s[i]) : pfvm__nn_fdiv(num, w->s[i])) + 1;
-            if (pfvm__nn_ceil_clamps(w, i) && o > pfvm__nn_cdiv(in[i] + w->pb[i], w->s[i]))
-                o = pfvm__nn_cdiv(in[i] + w->pb[i], w->s[i]);
+        } else if (pfvm__nn_ceil_clamps(w, i)) {
+            int64_t last = pfvm__nn_div(in[i] + w->pb[i], w->s[i], 1);
+            if (o > last)
+                o = last;
         }
         if (o < 0)
             return pfvm__fail(st, PFVM_ERR_SHAPE, "spatial size %lld is smaller than the window (%lld)", (long long)in[i],
@@ -31996,7 +32009,7 @@ typedef struct pfvm__nn_geom {
 static pfvm_code pfvm__nn_conv_setup(pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W, pfvm_dtype dtype,
                                      pfvm__nn_geom *g)
 {
-    int64_t kd[PFVM__NN_SP], dims[PFVM_MAX_RANK];
+    int64_t kd[PFVM__NN_SP], dims[PFVM_MAX_RANK], cg;
     int i, nsp = X->rank - 2;
     if (nsp < 1 || nsp > PFVM__NN_SP || W->rank != X->rank)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d and weight rank %d do not fit a convolution",
@@ -32007,7 +32020,8 @@ static pfvm_code pfvm__nn_conv_setup(pfvm_kctx *k, const pfvm_tensor *X, const p
     g->C = X->dims[1];
     g->M = W->dims[0];
     g->group = pfvm_node_attr_int(k->node, "group", 1);
-    if (g->group < 1 || g->C % g->group || g->M % g->group || W->dims[1] * g->group != g->C)
+    g->CG = W->dims[1]; /* C = CG x group exactly: no division for C's */
+    if (g->group < 1 || g->M % g->group || !pfvm__mul_i64(g->CG, g->group, &cg) || cg != g->C)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels %lld, weight %lldx%lld and group %lld do not fit",
                              (long long)g->C, (long long)g->M, (long long)W->dims[1], (long long)g->group);
     for (i = 0; i < nsp; i++)
@@ -32024,7 +32038,6 @@ static pfvm_code pfvm__nn_conv_setup(pfvm_kctx *k, const pfvm_tensor *X, const p
         dims[i + 2] = g->out_sp[i];
     if (pfvm_kctx_output(k, 0, dtype, X->rank, dims))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
-    g->CG = g->C / g->group;
     g->MG = g->M / g->group;
     g->in_plane = g->in_sp[0] * g->in_sp[1] * g->in_sp[2];
     g->out_plane = g->out_sp[0] * g->out_sp[1] * g->out_sp[2];
@@ -32092,7 +32105,9 @@ static int pfvm__nn_2d_win(const pfvm__nn_win *w, const int64_t *in_sp, const in
     if (w->k[2] != 1 || in_sp[2] != 1 || out_sp[2] != 1 || w->pb[2] || w->pe[2])
         return 0;
     for (i = 0; i < 2; i++)
-        if (in_sp[i] > lim || out_sp[i] > lim || w->k[i] > lim || w->s[i] > lim || w->d[i] > lim || w->pb[i] > lim ||
+        /* sizes, steps and pads are not negative: one is past 2^31 - 1
+         * when their bits together are (then the products cannot wrap) */
+        if ((uint64_t)(in_sp[i] | out_sp[i] | w->k[i] | w->s[i] | w->d[i] | w->pb[i]) > (uint64_t)lim ||
             out_sp[i] * w->s[i] + w->k[i] * w->d[i] + w->pb[i] > lim || in_sp[i] + w->pb[i] + w->k[i] * w->d[i] > lim)
             return 0;
     if (in_sp[0] * in_sp[1] > lim || out_sp[0] * out_sp[1] > lim || w->k[0] * w->k[1] > lim)
@@ -34272,6 +34287,17 @@ static int pfvm__nn_conv_lanes(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm_
 }
 #endif
 
+/* 1 where a kernel conv_f32 may take reads the 32-bit 2-D window
+ * (pfvm__nn_2d): the depthwise planes, the direct loops, the lanes, the
+ * engine's 2-D packing; a lean or small build with none of the first
+ * three packs from pfvm__nn_w32 and leaves the conversion out. */
+#if !defined(PFVM_CONV_NO_DEPTHWISE) || defined(PFVM__NN_DIRECT) || defined(PFVM__LA_CONV_S1) || \
+    !(PFVM__LA_SMALL || PFVM__LA_LEAN)
+#define PFVM__NN_CONV_PLANES 1
+#else
+#define PFVM__NN_CONV_PLANES 0
+#endif
+
 /* cl: NULL, or the clamp of the results (pfvm__kctx_services.clamp); res:
  * NULL, or the residual added before it (pfvm__kctx_services.residual);
  * silu: nonzero, x * sigmoid(x) stored (pfvm__kctx_services.silu). */
@@ -34285,7 +34311,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     pfvm__nn_w32 v32;
 #endif
     float *ws;
-    is2d = pfvm__nn_2d_fits(g, &dw);
+    is2d = PFVM__NN_CONV_PLANES && pfvm__nn_2d_fits(g, &dw);
 #ifndef PFVM_CONV_NO_DEPTHWISE /* else such planes are 1-row products */
     if (g->MG == 1 && g->CG == 1) {
         pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y, res ? NULL : cl, silu);
@@ -54606,10 +54632,13 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     }
     e->kin = (const pfvm_tensor **)pfvm__calloc((size_t)maxio, sizeof *e->kin);
     e->kout = (pfvm_tensor **)pfvm__calloc((size_t)maxio, sizeof *e->kout);
+#ifndef PFVM_NO_SHAPE_INFERENCE /* inference's node io: at bind and for dynamic outputs */
     e->iin = (const pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iin);
     e->iout = (pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iout);
-    if (!e->varying || !e->vals || !e->iv || !e->vkind || !e->skip || !e->touch || !e->state || !e->state_free || !e->kin || !e->kout || !e->iin ||
-        !e->iout)
+    if (!e->iin || !e->iout)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+#endif
+    if (!e->varying || !e->vals || !e->iv || !e->vkind || !e->skip || !e->touch || !e->state || !e->state_free || !e->kin || !e->kout)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < e->nn; i++)
         e->touch[i] = PFVM__TOUCH_RUN; /* until a bind fixes them (pfvm__touch_at_bind) */
@@ -55070,6 +55099,23 @@ static pfvm_code pfvm__reserve_workspace(pfvm_exec *e, pfvm_status *st)
 
 static const pfvm__kctx_services *pfvm__exec_services(void);
 
+/* The kernel context for node n of e over e's node io (pfvm__node_io):
+ * for its kernel, its prepare hook and the sizing of dynamic outputs. */
+static void pfvm__kctx_of(pfvm_exec *e, pfvm_node *n, pfvm_kctx *k, pfvm_status *st)
+{
+    k->node = n;
+    k->n_in = n->n_inputs;
+    k->n_out = n->n_outputs;
+    k->in = e->kin;
+    k->out = e->kout;
+    k->st = st;
+    k->exec = e;
+    k->services = pfvm__exec_services();
+    k->max_total_bytes = e->limits.max_total_bytes;
+    k->max_loop_iterations = e->limits.max_loop_iterations;
+    k->state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
+}
+
 /* Bind-time preparation: fused calls compile their loops, operators with
  * a prepare hook precompute from their constant inputs. */
 static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
@@ -55080,7 +55126,6 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
         pfvm_dtype dt[64];
         const pfvm_tensor *consts[64], *known[64];
         pfvm_kctx k;
-        char lb[96];
         pfvm_code rc;
         int fused = pfvm__fz_is_call(n);
         if (e->skip[i] || (!fused && !(n->op && n->op->prepare)) || n->n_inputs > 64)
@@ -55094,18 +55139,7 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
             /* prepare hooks also see initializers (not trained variables) and inputs held constant */
             known[j] = consts[j] || (iv && iv->value) ? e->kin[j] : NULL;
         }
-        memset(&k, 0, sizeof k);
-        k.node = n;
-        k.n_in = n->n_inputs;
-        k.n_out = n->n_outputs;
-        k.in = e->kin;
-        k.out = e->kout;
-        k.st = st;
-        k.exec = e;
-        k.services = pfvm__exec_services();
-        k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
-        k.state = e->state[i];
-        k.max_loop_iterations = e->limits.max_loop_iterations;
+        pfvm__kctx_of(e, n, &k, st);
         if (fused) {
             /* the loop bakes in what is known at bind, initializers too (as
              * Conv packs its weights): LayerNorm's Pow(x, 2.0) becomes x*x */
@@ -55118,8 +55152,7 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
                 pfvm_kctx_set_state(&k, ns, nf);
         }
         if (rc != PFVM_OK) {
-            if (st && strncmp(st->msg, "node '", 6))
-                pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
+            pfvm__name_node(n, st, rc);
             return rc;
         }
     }
@@ -56224,14 +56257,8 @@ static pfvm_code pfvm__prepare_dynamic(pfvm_exec *e, pfvm_node *n, pfvm_status *
         t->rank = -1;
         if (t->kind == PFVM_KIND_TENSOR && pfvm__shape_const(&tmp_out[j].type, dims) && pfvm_dtype_size(t->dtype)) {
             pfvm_kctx k;
-            memset(&k, 0, sizeof k);
-            k.node = n;
-            k.n_out = n->n_outputs;
-            k.out = e->kout;
-            k.st = st;
             /* through the executor, so its limits and dynamic-bytes count apply */
-            k.exec = e;
-            k.services = pfvm__exec_services();
+            pfvm__kctx_of(e, n, &k, st);
             rc = pfvm_kctx_output(&k, j, t->dtype, tmp_out[j].type.shape.rank, dims);
         }
     }
@@ -56240,25 +56267,31 @@ static pfvm_code pfvm__prepare_dynamic(pfvm_exec *e, pfvm_node *n, pfvm_status *
 #endif
 }
 
-/* A kernel that left a sequence (or an optional) in a slot the plan keeps
- * for a tensor, because the model declares that output a tensor: only
- * dynamic slots are released later, so the sequence is freed here and
- * the run fails, naming the node. */
-static pfvm_code pfvm__check_out_kinds(pfvm_exec *e, const pfvm_node *n, pfvm_status *st)
+/* After a kernel: every tensor output it was to produce is there (not
+ * produced: a kernel bug the run reports, naming the node), and no slot
+ * the plan keeps for a tensor holds a sequence (or an optional), which a
+ * kernel leaves when the model declares that output a tensor: only
+ * dynamic slots are released later, so it is freed here and the run
+ * fails, naming the node. One loop for both keeps one message site. */
+static pfvm_code pfvm__check_outputs(pfvm_exec *e, const pfvm_node *n, pfvm_status *st)
 {
     int j;
     char lb[96];
     for (j = 0; j < n->n_outputs; j++) {
         pfvm_tensor *t = e->kout[j];
-        const char *kind;
-        if (!t || !n->outputs[j] || t->kind == PFVM_KIND_TENSOR || !e->vkind ||
-            e->vkind[n->outputs[j]->id] == PFVM__V_DYNAMIC)
+        if (!t)
             continue;
-        kind = t->kind == PFVM_KIND_SEQUENCE ? "sequence" : "optional";
-        pfvm_tensor_release(t);
-        t->kind = PFVM_KIND_TENSOR;
-        return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): output '%s' is a %s, but the model declares it a tensor",
-                          pfvm__node_label(n, lb, sizeof lb), n->op_type, n->outputs[j]->name, kind);
+        if (t->kind == PFVM_KIND_TENSOR) {
+            if (!t->data && pfvm_tensor_numel(t) != 0)
+                return pfvm__fail(st, PFVM_ERR_RUNTIME, "node '%s' (%s): output %d was not produced",
+                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
+        } else if (n->outputs[j] && e->vkind && e->vkind[n->outputs[j]->id] != PFVM__V_DYNAMIC) {
+            const char *kind = t->kind == PFVM_KIND_SEQUENCE ? "sequence" : "optional";
+            pfvm_tensor_release(t);
+            t->kind = PFVM_KIND_TENSOR;
+            return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): output '%s' is a %s, but the model declares it a tensor",
+                              pfvm__node_label(n, lb, sizeof lb), n->op_type, n->outputs[j]->name, kind);
+        }
     }
     return PFVM_OK;
 }
@@ -56275,7 +56308,6 @@ static uint64_t pfvm__node_touched(const pfvm_exec *e, const pfvm_node *n)
 static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
 {
     pfvm_kctx k;
-    char lb[96];
     pfvm_node *saved = e->running;
     pfvm_code rc;
     pfvm__node_io(e, n);
@@ -56283,28 +56315,13 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
         (rc = pfvm__prepare_dynamic(e, n, st)) != PFVM_OK ||
         (rc = pfvm__spend(e, n, pfvm__node_touched(e, n), st)) != PFVM_OK)
         return rc;
-    k.node = n;
-    k.n_in = n->n_inputs;
-    k.n_out = n->n_outputs;
-    k.in = e->kin;
-    k.out = e->kout;
-    k.st = st;
-    k.exec = e;
-    k.services = pfvm__exec_services();
-    k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
-    k.max_loop_iterations = e->limits.max_loop_iterations;
-    k.state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
+    pfvm__kctx_of(e, n, &k, st);
     e->running = n;
     rc = n->op->kernel(&k);
     e->running = saved;
-    if (rc) {
-        if (st && strncmp(st->msg, "node '", 6))
-            pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
-        return st ? st->code : rc;
-    }
-    if ((rc = pfvm__check_out_kinds(e, n, st)) != PFVM_OK)
-        return rc;
-    return PFVM_OK;
+    if (rc)
+        return pfvm__name_node(n, st, rc);
+    return pfvm__check_outputs(e, n, st);
 }
 
 /* 1 when tensor t has initializer s's element type and dims. */
@@ -56436,7 +56453,7 @@ static pfvm_code pfvm__check_node(pfvm_exec *e, const pfvm_node *n, pfvm_status 
 
 static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
 {
-    int i, j;
+    int i;
     if (!e->planned)
         return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': bind inputs before running", e->g->name);
     if (!e->parent) {
@@ -56463,13 +56480,6 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
             return st ? st->code : PFVM_ERR_RUNTIME;
         if (e->hook)
             e->hook(e->hook_user, n, 1);
-        for (j = 0; j < n->n_outputs; j++) {
-            pfvm_tensor *t = e->kout[j];
-            char lb[96];
-            if (t && t->kind == PFVM_KIND_TENSOR && !t->data && pfvm_tensor_numel(t) != 0)
-                return pfvm__fail(st, PFVM_ERR_RUNTIME, "node '%s' (%s): output %d was not produced",
-                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
-        }
         if (PFVM__CHECK_SHAPES && e->check_shapes && pfvm__check_node(e, n, st))
             return st ? st->code : PFVM_ERR_SHAPE;
     }

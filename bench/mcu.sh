@@ -144,6 +144,63 @@ the device.
 
 MD
     cat <<'MD'
+Issue 19, seventeenth round: executor (before: main at 1434268, the
+figures in tests/mcu/flash_budget.txt; now: branch mcuf16; M4
+(`mps2-an386`) images built with run.sh's flags and linked as run.sh
+links them, map figures `awk -f tests/mcu/flash_by_origin.awk`;
+instruction counts from QEMU `-icount`, so not timings: the load, about
+20 to 29 on 2 shared cores, does not change them; every output bit for
+bit the one main's image gives, no allocation in the run):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| pfvm flash, digits_planned | 34.5 KB (35,349 B) | 34.4 KB (35,207 B) | <= 32 KB |
+| pfvm flash, digits_small | 32.5 KB (33,275 B) | 32.4 KB (33,141 B) | <= 32 KB |
+| pfvm flash, reader + executor with no kernels | 19.8 KB (20,305 B) | 19.8 KB (20,229 B) | <= 16 KB |
+| instructions per inference, digits_planned | 849,400 | 848,640 | - |
+| instructions per inference, digits_small | 1,465,080 | 1,464,320 | - |
+| instructions per inference, mlp_mnist_planned | 294,120 | 294,120 | - |
+| setup instructions, digits_planned | 264,120 | 263,480 | - |
+| setup instructions, mlp_mnist_planned | 103,680 | 103,080 | - |
+
+Targets not met: digits_planned is 2.4 KB over 32 KB, digits_small
+0.4 KB over, the no-kernel image 3.8 KB over 16 KB.
+
+What this round did (per symbol, `arm-none-eabi-nm --size-sort
+--print-size` on digits_planned.elf):
+
+- The executor's per-node code: one loop after a kernel checks its
+  outputs (a tensor not produced, a sequence left in a tensor's slot:
+  one message site, not two loops); one function fills a kernel context
+  (`pfvm__kctx_of`: the kernel call, the prepare hooks, the sizing of
+  dynamic outputs); one function prefixes a message with the node
+  (`pfvm__name_node`, src/ir: the executor's two sites and inference's);
+  the inference node io tables (`iin`, `iout`) are not allocated without
+  inference. `pfvm_exec_run` 824 -> 760 B, `pfvm__prepare_nodes` 352
+  -> 324, `pfvm_exec_new` 588 -> 544, `pfvm__name_node` 60 B new.
+- Conv (src/ops/nn.c): the 32-bit 2-D window (`pfvm__nn_2d_fits`) is
+  not computed where no kernel of the build reads it (a lean or small
+  build without the depthwise planes, the direct loops or the lanes);
+  the group check takes the weight's channels times the group (a
+  checked product) instead of two 64-bit divisions. `pfvm__nn_k_conv`
+  1,888 -> 1,856 B.
+- The window resolver: one ceiling-or-floor division site for the three
+  output size rules (`pfvm__nn_div`; 64-bit divisions are library calls
+  with sign fix-ups each on the M4), `pfvm__nn_resolve` 732 -> 708 B; the
+  2-D window's range test on the OR of its non-negative sizes, steps and
+  pads, `pfvm__nn_2d_win` 438 -> 428 B.
+- Tried and dropped: the executor's per-value and per-node tables in one
+  allocation (`pfvm_exec_new` +148 B for the offsets, `pfvm_exec_free`
+  -70: 110 B more); the window attributes' range checks as unsigned
+  differences (`pfvm__nn_window` +32 B).
+- Not done: the 32-bit lean window resolver proper (attributes read into
+  32-bit fields for the lean build: every window user in nn.c, ConvTranspose
+  and the 64-bit reference loops included, would need its products
+  audited for 32-bit overflow; `pfvm__nn_window` 660 B, `pfvm__nn_resolve`
+  708, `pfvm__nn_2d_win` 428, `pfvm__nn_conv_ws` 436 are the candidates).
+
+MD
+    cat <<'MD'
 Issue 19, sixteenth round: reader and executor (before: the fifteenth
 round's figures as merged, tests/mcu/flash_budget.txt; now: branch
 mcur15, `awk -f tests/mcu/flash_by_origin.awk

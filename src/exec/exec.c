@@ -107,10 +107,13 @@ static pfvm_code pfvm__exec_init(pfvm_exec *e, pfvm_model *m, pfvm_graph *g, pfv
     }
     e->kin = (const pfvm_tensor **)pfvm__calloc((size_t)maxio, sizeof *e->kin);
     e->kout = (pfvm_tensor **)pfvm__calloc((size_t)maxio, sizeof *e->kout);
+#ifndef PFVM_NO_SHAPE_INFERENCE /* inference's node io: at bind and for dynamic outputs */
     e->iin = (const pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iin);
     e->iout = (pfvm_ival **)pfvm__calloc((size_t)maxio, sizeof *e->iout);
-    if (!e->varying || !e->vals || !e->iv || !e->vkind || !e->skip || !e->touch || !e->state || !e->state_free || !e->kin || !e->kout || !e->iin ||
-        !e->iout)
+    if (!e->iin || !e->iout)
+        return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
+#endif
+    if (!e->varying || !e->vals || !e->iv || !e->vkind || !e->skip || !e->touch || !e->state || !e->state_free || !e->kin || !e->kout)
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     for (i = 0; i < e->nn; i++)
         e->touch[i] = PFVM__TOUCH_RUN; /* until a bind fixes them (pfvm__touch_at_bind) */
@@ -571,6 +574,23 @@ static pfvm_code pfvm__reserve_workspace(pfvm_exec *e, pfvm_status *st)
 
 static const pfvm__kctx_services *pfvm__exec_services(void);
 
+/* The kernel context for node n of e over e's node io (pfvm__node_io):
+ * for its kernel, its prepare hook and the sizing of dynamic outputs. */
+static void pfvm__kctx_of(pfvm_exec *e, pfvm_node *n, pfvm_kctx *k, pfvm_status *st)
+{
+    k->node = n;
+    k->n_in = n->n_inputs;
+    k->n_out = n->n_outputs;
+    k->in = e->kin;
+    k->out = e->kout;
+    k->st = st;
+    k->exec = e;
+    k->services = pfvm__exec_services();
+    k->max_total_bytes = e->limits.max_total_bytes;
+    k->max_loop_iterations = e->limits.max_loop_iterations;
+    k->state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
+}
+
 /* Bind-time preparation: fused calls compile their loops, operators with
  * a prepare hook precompute from their constant inputs. */
 static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
@@ -581,7 +601,6 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
         pfvm_dtype dt[64];
         const pfvm_tensor *consts[64], *known[64];
         pfvm_kctx k;
-        char lb[96];
         pfvm_code rc;
         int fused = pfvm__fz_is_call(n);
         if (e->skip[i] || (!fused && !(n->op && n->op->prepare)) || n->n_inputs > 64)
@@ -595,18 +614,7 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
             /* prepare hooks also see initializers (not trained variables) and inputs held constant */
             known[j] = consts[j] || (iv && iv->value) ? e->kin[j] : NULL;
         }
-        memset(&k, 0, sizeof k);
-        k.node = n;
-        k.n_in = n->n_inputs;
-        k.n_out = n->n_outputs;
-        k.in = e->kin;
-        k.out = e->kout;
-        k.st = st;
-        k.exec = e;
-        k.services = pfvm__exec_services();
-        k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
-        k.state = e->state[i];
-        k.max_loop_iterations = e->limits.max_loop_iterations;
+        pfvm__kctx_of(e, n, &k, st);
         if (fused) {
             /* the loop bakes in what is known at bind, initializers too (as
              * Conv packs its weights): LayerNorm's Pow(x, 2.0) becomes x*x */
@@ -619,8 +627,7 @@ static pfvm_code pfvm__prepare_nodes(pfvm_exec *e, pfvm_status *st)
                 pfvm_kctx_set_state(&k, ns, nf);
         }
         if (rc != PFVM_OK) {
-            if (st && strncmp(st->msg, "node '", 6))
-                pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
+            pfvm__name_node(n, st, rc);
             return rc;
         }
     }
@@ -1725,14 +1732,8 @@ static pfvm_code pfvm__prepare_dynamic(pfvm_exec *e, pfvm_node *n, pfvm_status *
         t->rank = -1;
         if (t->kind == PFVM_KIND_TENSOR && pfvm__shape_const(&tmp_out[j].type, dims) && pfvm_dtype_size(t->dtype)) {
             pfvm_kctx k;
-            memset(&k, 0, sizeof k);
-            k.node = n;
-            k.n_out = n->n_outputs;
-            k.out = e->kout;
-            k.st = st;
             /* through the executor, so its limits and dynamic-bytes count apply */
-            k.exec = e;
-            k.services = pfvm__exec_services();
+            pfvm__kctx_of(e, n, &k, st);
             rc = pfvm_kctx_output(&k, j, t->dtype, tmp_out[j].type.shape.rank, dims);
         }
     }
@@ -1741,25 +1742,31 @@ static pfvm_code pfvm__prepare_dynamic(pfvm_exec *e, pfvm_node *n, pfvm_status *
 #endif
 }
 
-/* A kernel that left a sequence (or an optional) in a slot the plan keeps
- * for a tensor, because the model declares that output a tensor: only
- * dynamic slots are released later, so the sequence is freed here and
- * the run fails, naming the node. */
-static pfvm_code pfvm__check_out_kinds(pfvm_exec *e, const pfvm_node *n, pfvm_status *st)
+/* After a kernel: every tensor output it was to produce is there (not
+ * produced: a kernel bug the run reports, naming the node), and no slot
+ * the plan keeps for a tensor holds a sequence (or an optional), which a
+ * kernel leaves when the model declares that output a tensor: only
+ * dynamic slots are released later, so it is freed here and the run
+ * fails, naming the node. One loop for both keeps one message site. */
+static pfvm_code pfvm__check_outputs(pfvm_exec *e, const pfvm_node *n, pfvm_status *st)
 {
     int j;
     char lb[96];
     for (j = 0; j < n->n_outputs; j++) {
         pfvm_tensor *t = e->kout[j];
-        const char *kind;
-        if (!t || !n->outputs[j] || t->kind == PFVM_KIND_TENSOR || !e->vkind ||
-            e->vkind[n->outputs[j]->id] == PFVM__V_DYNAMIC)
+        if (!t)
             continue;
-        kind = t->kind == PFVM_KIND_SEQUENCE ? "sequence" : "optional";
-        pfvm_tensor_release(t);
-        t->kind = PFVM_KIND_TENSOR;
-        return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): output '%s' is a %s, but the model declares it a tensor",
-                          pfvm__node_label(n, lb, sizeof lb), n->op_type, n->outputs[j]->name, kind);
+        if (t->kind == PFVM_KIND_TENSOR) {
+            if (!t->data && pfvm_tensor_numel(t) != 0)
+                return pfvm__fail(st, PFVM_ERR_RUNTIME, "node '%s' (%s): output %d was not produced",
+                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
+        } else if (n->outputs[j] && e->vkind && e->vkind[n->outputs[j]->id] != PFVM__V_DYNAMIC) {
+            const char *kind = t->kind == PFVM_KIND_SEQUENCE ? "sequence" : "optional";
+            pfvm_tensor_release(t);
+            t->kind = PFVM_KIND_TENSOR;
+            return pfvm__fail(st, PFVM_ERR_INVALID, "node '%s' (%s): output '%s' is a %s, but the model declares it a tensor",
+                              pfvm__node_label(n, lb, sizeof lb), n->op_type, n->outputs[j]->name, kind);
+        }
     }
     return PFVM_OK;
 }
@@ -1776,7 +1783,6 @@ static uint64_t pfvm__node_touched(const pfvm_exec *e, const pfvm_node *n)
 static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
 {
     pfvm_kctx k;
-    char lb[96];
     pfvm_node *saved = e->running;
     pfvm_code rc;
     pfvm__node_io(e, n);
@@ -1784,28 +1790,13 @@ static pfvm_code pfvm__call_kernel(pfvm_exec *e, pfvm_node *n, pfvm_status *st)
         (rc = pfvm__prepare_dynamic(e, n, st)) != PFVM_OK ||
         (rc = pfvm__spend(e, n, pfvm__node_touched(e, n), st)) != PFVM_OK)
         return rc;
-    k.node = n;
-    k.n_in = n->n_inputs;
-    k.n_out = n->n_outputs;
-    k.in = e->kin;
-    k.out = e->kout;
-    k.st = st;
-    k.exec = e;
-    k.services = pfvm__exec_services();
-    k.max_total_bytes = pfvm_exec_limits(e).max_total_bytes;
-    k.max_loop_iterations = e->limits.max_loop_iterations;
-    k.state = n->id >= 0 && n->id < e->nn && e->g->nodes[n->id] == n ? e->state[n->id] : NULL;
+    pfvm__kctx_of(e, n, &k, st);
     e->running = n;
     rc = n->op->kernel(&k);
     e->running = saved;
-    if (rc) {
-        if (st && strncmp(st->msg, "node '", 6))
-            pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
-        return st ? st->code : rc;
-    }
-    if ((rc = pfvm__check_out_kinds(e, n, st)) != PFVM_OK)
-        return rc;
-    return PFVM_OK;
+    if (rc)
+        return pfvm__name_node(n, st, rc);
+    return pfvm__check_outputs(e, n, st);
 }
 
 /* 1 when tensor t has initializer s's element type and dims. */
@@ -1937,7 +1928,7 @@ static pfvm_code pfvm__check_node(pfvm_exec *e, const pfvm_node *n, pfvm_status 
 
 static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
 {
-    int i, j;
+    int i;
     if (!e->planned)
         return pfvm__fail(st, PFVM_ERR_INVALID, "graph '%s': bind inputs before running", e->g->name);
     if (!e->parent) {
@@ -1964,13 +1955,6 @@ static pfvm_code pfvm__scoped_exec_run(pfvm_exec *e, pfvm_status *st)
             return st ? st->code : PFVM_ERR_RUNTIME;
         if (e->hook)
             e->hook(e->hook_user, n, 1);
-        for (j = 0; j < n->n_outputs; j++) {
-            pfvm_tensor *t = e->kout[j];
-            char lb[96];
-            if (t && t->kind == PFVM_KIND_TENSOR && !t->data && pfvm_tensor_numel(t) != 0)
-                return pfvm__fail(st, PFVM_ERR_RUNTIME, "node '%s' (%s): output %d was not produced",
-                                  pfvm__node_label(n, lb, sizeof lb), n->op_type, j);
-        }
         if (PFVM__CHECK_SHAPES && e->check_shapes && pfvm__check_node(e, n, st))
             return st ? st->code : PFVM_ERR_SHAPE;
     }

@@ -885,6 +885,16 @@ PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t
     return buf;
 }
 
+PFVM_INTERNAL pfvm_code pfvm__name_node(const pfvm_node *n, pfvm_status *st, pfvm_code fallback)
+{
+    char lb[96];
+    if (!st)
+        return fallback;
+    if (strncmp(st->msg, "node '", 6))
+        pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
+    return st->code;
+}
+
 /* ---- topological sort and verification ------------------------------------ */
 
 /* Every value a node reads, including those its subgraphs capture from the

@@ -432,6 +432,10 @@ PFVM_INTERNAL int pfvm__node_deps(const pfvm_node *n, pfvm_value ***out);
 
 /* Name of a node for messages: its name, or "op_type#index". */
 PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t size);
+/* Prefixes st's message with "node 'LABEL' (OP)" unless it names a node
+ * already (kernels' pfvm__op_fail does); returns st's code, or fallback
+ * without a status. */
+PFVM_INTERNAL pfvm_code pfvm__name_node(const pfvm_node *n, pfvm_status *st, pfvm_code fallback);
 /* Element i of an integer or bool tensor as int64 (0 for other types or outside
  * the storage): pfvm_tensor_get_i64 without its floating-point cases. */
 PFVM_INTERNAL int64_t pfvm__tensor_int_at(const pfvm_tensor *t, int64_t i);

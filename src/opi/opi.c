@@ -74,12 +74,8 @@ PFVM_INTERNAL pfvm_code pfvm__infer_node_in(const pfvm_node *n, const pfvm_ival 
     c.services = services;
     if (pfvm__takes_kinds(n, st, in, NULL))
         return st ? st->code : PFVM_ERR_INVALID;
-    if (n->op->infer(&c)) {
-        /* kernels' messages already name the node when they use pfvm__op_fail */
-        if (st && strncmp(st->msg, "node '", 6))
-            pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
-        return st ? st->code : PFVM_ERR_SHAPE;
-    }
+    if (n->op->infer(&c))
+        return pfvm__name_node(n, st, PFVM_ERR_SHAPE);
     return pfvm__dims_nonnegative(n, out, st);
 }
 

@@ -74,20 +74,19 @@ static int pfvm__nn_is_f32(const pfvm_tensor *t)
     return t && t->dtype == PFVM_FLOAT;
 }
 
-/* Floor and ceiling division by a positive divisor, for any sign: C's
- * quotient (toward zero) corrected by its remainder, so one division
+/* Ceiling (up) or floor division by a positive divisor, for any sign:
+ * C's quotient (toward zero) corrected by its remainder, so one division
  * (one __aeabi_ldivmod call on 32-bit Arm, where a sign test chose
  * between two) and no intermediate that can overflow. */
-static int64_t pfvm__nn_fdiv(int64_t a, int64_t b)
+static int64_t pfvm__nn_div(int64_t a, int64_t b, int up)
 {
-    int64_t q = a / b;
-    return q - (a % b < 0);
+    int64_t q = a / b, r = a % b;
+    return up ? q + (r > 0) : q - (r < 0);
 }
 
 static int64_t pfvm__nn_cdiv(int64_t a, int64_t b)
 {
-    int64_t q = a / b;
-    return q + (a % b > 0);
+    return pfvm__nn_div(a, b, 1);
 }
 
 /* Elements per (n, c) plane: the product of dims 2.. */
@@ -272,23 +271,27 @@ static pfvm_code pfvm__nn_resolve(pfvm__nn_win *w, const int64_t *in, int64_t *o
     if (pfvm__nn_check_pads(w, in, st))
         return st ? st->code : PFVM_ERR_INVALID;
     for (i = 0; i < w->n; i++) {
-        int64_t ext = pfvm__nn_extent(w, i), o;
-        if (w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER) {
-            int64_t total;
-            o = pfvm__nn_cdiv(in[i], w->s[i]);
-            total = (o - 1) * w->s[i] + ext - in[i];
+        /* o = (a / s rounded up or down) + plus: one division site for
+         * the three rules (a 64-bit division is a library call on 32-bit
+         * cores, its sign fix-ups a sequence each) */
+        int64_t ext = pfvm__nn_extent(w, i), a, o;
+        int same = w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER, up = same || w->ceil_mode;
+        if (w->auto_pad == PFVM__NN_VALID) {
+            w->pb[i] = w->pe[i] = 0;
+            up = 0;
+        }
+        a = same ? in[i] : in[i] + w->pb[i] + w->pe[i] - ext;
+        o = pfvm__nn_div(a, w->s[i], up) + !same;
+        if (same) {
+            int64_t total = (o - 1) * w->s[i] + ext - in[i];
             if (total < 0)
                 total = 0;
             w->pb[i] = w->auto_pad == PFVM__NN_SAME_UPPER ? total / 2 : total - total / 2;
             w->pe[i] = total - w->pb[i];
-        } else if (w->auto_pad == PFVM__NN_VALID) {
-            w->pb[i] = w->pe[i] = 0;
-            o = pfvm__nn_fdiv(in[i] - ext, w->s[i]) + 1;
-        } else {
-            int64_t num = in[i] + w->pb[i] + w->pe[i] - ext;
-            o = (w->ceil_mode ? pfvm__nn_cdiv(num, w->s[i]) : pfvm__nn_fdiv(num, w->s[i])) + 1;
-            if (pfvm__nn_ceil_clamps(w, i) && o > pfvm__nn_cdiv(in[i] + w->pb[i], w->s[i]))
-                o = pfvm__nn_cdiv(in[i] + w->pb[i], w->s[i]);
+        } else if (pfvm__nn_ceil_clamps(w, i)) {
+            int64_t last = pfvm__nn_div(in[i] + w->pb[i], w->s[i], 1);
+            if (o > last)
+                o = last;
         }
         if (o < 0)
             return pfvm__fail(st, PFVM_ERR_SHAPE, "spatial size %lld is smaller than the window (%lld)", (long long)in[i],
@@ -420,7 +423,7 @@ typedef struct pfvm__nn_geom {
 static pfvm_code pfvm__nn_conv_setup(pfvm_kctx *k, const pfvm_tensor *X, const pfvm_tensor *W, pfvm_dtype dtype,
                                      pfvm__nn_geom *g)
 {
-    int64_t kd[PFVM__NN_SP], dims[PFVM_MAX_RANK];
+    int64_t kd[PFVM__NN_SP], dims[PFVM_MAX_RANK], cg;
     int i, nsp = X->rank - 2;
     if (nsp < 1 || nsp > PFVM__NN_SP || W->rank != X->rank)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "input rank %d and weight rank %d do not fit a convolution",
@@ -431,7 +434,8 @@ static pfvm_code pfvm__nn_conv_setup(pfvm_kctx *k, const pfvm_tensor *X, const p
     g->C = X->dims[1];
     g->M = W->dims[0];
     g->group = pfvm_node_attr_int(k->node, "group", 1);
-    if (g->group < 1 || g->C % g->group || g->M % g->group || W->dims[1] * g->group != g->C)
+    g->CG = W->dims[1]; /* C = CG x group exactly: no division for C's */
+    if (g->group < 1 || g->M % g->group || !pfvm__mul_i64(g->CG, g->group, &cg) || cg != g->C)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "channels %lld, weight %lldx%lld and group %lld do not fit",
                              (long long)g->C, (long long)g->M, (long long)W->dims[1], (long long)g->group);
     for (i = 0; i < nsp; i++)
@@ -448,7 +452,6 @@ static pfvm_code pfvm__nn_conv_setup(pfvm_kctx *k, const pfvm_tensor *X, const p
         dims[i + 2] = g->out_sp[i];
     if (pfvm_kctx_output(k, 0, dtype, X->rank, dims))
         return k->st ? k->st->code : PFVM_ERR_SHAPE;
-    g->CG = g->C / g->group;
     g->MG = g->M / g->group;
     g->in_plane = g->in_sp[0] * g->in_sp[1] * g->in_sp[2];
     g->out_plane = g->out_sp[0] * g->out_sp[1] * g->out_sp[2];
@@ -516,7 +519,9 @@ static int pfvm__nn_2d_win(const pfvm__nn_win *w, const int64_t *in_sp, const in
     if (w->k[2] != 1 || in_sp[2] != 1 || out_sp[2] != 1 || w->pb[2] || w->pe[2])
         return 0;
     for (i = 0; i < 2; i++)
-        if (in_sp[i] > lim || out_sp[i] > lim || w->k[i] > lim || w->s[i] > lim || w->d[i] > lim || w->pb[i] > lim ||
+        /* sizes, steps and pads are not negative: one is past 2^31 - 1
+         * when their bits together are (then the products cannot wrap) */
+        if ((uint64_t)(in_sp[i] | out_sp[i] | w->k[i] | w->s[i] | w->d[i] | w->pb[i]) > (uint64_t)lim ||
             out_sp[i] * w->s[i] + w->k[i] * w->d[i] + w->pb[i] > lim || in_sp[i] + w->pb[i] + w->k[i] * w->d[i] > lim)
             return 0;
     if (in_sp[0] * in_sp[1] > lim || out_sp[0] * out_sp[1] > lim || w->k[0] * w->k[1] > lim)
@@ -2696,6 +2701,17 @@ static int pfvm__nn_conv_lanes(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm_
 }
 #endif
 
+/* 1 where a kernel conv_f32 may take reads the 32-bit 2-D window
+ * (pfvm__nn_2d): the depthwise planes, the direct loops, the lanes, the
+ * engine's 2-D packing; a lean or small build with none of the first
+ * three packs from pfvm__nn_w32 and leaves the conversion out. */
+#if !defined(PFVM_CONV_NO_DEPTHWISE) || defined(PFVM__NN_DIRECT) || defined(PFVM__LA_CONV_S1) || \
+    !(PFVM__LA_SMALL || PFVM__LA_LEAN)
+#define PFVM__NN_CONV_PLANES 1
+#else
+#define PFVM__NN_CONV_PLANES 0
+#endif
+
 /* cl: NULL, or the clamp of the results (pfvm__kctx_services.clamp); res:
  * NULL, or the residual added before it (pfvm__kctx_services.residual);
  * silu: nonzero, x * sigmoid(x) stored (pfvm__kctx_services.silu). */
@@ -2709,7 +2725,7 @@ static pfvm_code pfvm__nn_conv_f32(pfvm_kctx *k, const pfvm__nn_geom *g, const f
     pfvm__nn_w32 v32;
 #endif
     float *ws;
-    is2d = pfvm__nn_2d_fits(g, &dw);
+    is2d = PFVM__NN_CONV_PLANES && pfvm__nn_2d_fits(g, &dw);
 #ifndef PFVM_CONV_NO_DEPTHWISE /* else such planes are 1-row products */
     if (g->MG == 1 && g->CG == 1) {
         pfvm__nn_conv_dw(k, g, is2d ? &dw : NULL, x, wt, bias, y, res ? NULL : cl, silu);
