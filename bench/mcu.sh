@@ -201,6 +201,48 @@ What this round did (per symbol, `arm-none-eabi-nm --size-sort
 
 MD
     cat <<'MD'
+Issue 19, seventeenth round: mlp (before: main at 1434268; now: branch
+mcuk16, `sh tests/mcu/run.sh mlp`: 2 passed, every output bit-exact with
+the host build and with `interp run` on the M4 and the M7, no allocation
+in the run; QEMU `-icount`, so instruction counts, not timings: the load,
+20 to 34 on 2 shared cores, does not change them):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| instructions per MAC, mlp (3,200 MACs, M4) | 4.96 (15,880 / inference) | 4.84 (15,480) | <= 3 (9,600) |
+| instructions per inference, mlp (M7) | 15,840 | 15,480 | - |
+| flash, mlp image (M4, whole library) | 533,660 B | 533,724 B | - |
+
+Target not met: mlp at 4.84 instructions per MAC. What changed (mlp's
+run profiled with `python3 bench/qemu_profile.py ELF LOG`: 15,837
+instructions before, 15,485 now):
+
+- The fused group of the first Gemm (the head) and the GELU written out
+  copied the head's result (in the output's storage) into a register
+  before each 64-value block (`pfvm__fz_load` and `memcpy`, about 200
+  instructions a block): `pfvm__fz_head_in_place` saw the GELU's first
+  step (the Div) write the register the output lives in (regalloc hands
+  it the Div's freed temporary) before its Mul read x. With the GELU
+  folded into one call (`PFVM__FUSE_FOLD`, decided per run by
+  `pfvm__fz_chains`), those temporaries are never stored and the fold's
+  kernel reads each value before it writes it (its contract now says d
+  may be s[0]): the test counts a fold as one step reading before it
+  writes and is taken again after each run's folds. memcpy 368 -> 0,
+  `pfvm__fz_load` 110 -> 0.
+- Not reached, from this round's profile: the Gemm tiles
+  (`pfvm__la_bp_run` 5,149 for 3,200 MACs), GELU (`pfvm__ew_zg_erf`
+  2,945; pairs with a tail value go to the C erf with its exp), the fused
+  engine's per-run work (`pfvm__fz_run` 762, `pfvm__fz_walk` 662: the
+  walk's 64-bit row and column arithmetic, a 64-byte memset and an
+  `__aeabi_ldivmod` per walk; per block a loop over the 7 loaded values,
+  6 of them unused or fixed), LayerNormalization (`pfvm__nn_k_ln` 997 +
+  `pfvm__nn_moments_f32` 728, already four a step in assembly; its
+  attributes read by name each run: `strcmp` 187, `pfvm_node_attr` 91),
+  the executor's per-node work (`pfvm__call_kernel` 369,
+  `pfvm__kctx_alloc_output` 282, `pfvm__node_io` 234).
+
+MD
+    cat <<'MD'
 Issue 19, sixteenth round: reader and executor (before: the fifteenth
 round's figures as merged, tests/mcu/flash_budget.txt; now: branch
 mcur15, `awk -f tests/mcu/flash_by_origin.awk

@@ -471,10 +471,15 @@ PFVM_INTERNAL int pfvm__fz_value_dtypes(const pfvm_graph *body, const pfvm_dtype
  * reads it runs before the first one that writes a register living in an
  * output (out_direct), so no position is overwritten before it is read.
  * Input registers, the head's included, are never written (regalloc never
- * frees them), and no reduction may fold it. */
+ * frees them), and no reduction may fold it. A GELU folded for this run
+ * (pfvm__fz_chains) is one step that reads each value before it writes
+ * it (its kernel may write over s[0]) and writes only its last
+ * instruction's register: its temporaries, which regalloc may give the
+ * output's register, are never stored. Steps count twice, a read at 2i
+ * (a fold's) or 2i + 1, a write at 2i + 1. */
 static int pfvm__fz_head_in_place(const pfvm__fz_prog *p)
 {
-    int n = (int)stbds_arrlen(p->ins), i, j, hr, last = -1, first = INT_MAX;
+    int n = (int)stbds_arrlen(p->ins), i, j, m, hr, step, last = -1, first = INT_MAX;
     if (!p->head || p->n_ld <= p->n_in || (hr = p->in_reg[p->n_in]) < 0)
         return 0;
     for (j = 0; j < (int)stbds_arrlen(p->sinks); j++)
@@ -483,14 +488,19 @@ static int pfvm__fz_head_in_place(const pfvm__fz_prog *p)
     for (j = 0; j < p->n_out; j++)
         if (p->out_reg[j] == hr)
             return 0;
-    for (i = 0; i < n; i++) {
-        const pfvm__fz_ins *in = &p->ins[i];
-        for (j = 0; j < in->n_src; j++)
-            if (in->s[j] == hr)
-                last = i;
+    for (i = 0; i < n; i += step) {
+#ifdef PFVM__FUSE_FOLD
+        step = p->ins[i].fold ? p->ins[i].fold : 1;
+#else
+        step = 1;
+#endif
+        for (m = i; m < i + step; m++)
+            for (j = 0; j < p->ins[m].n_src; j++)
+                if (p->ins[m].s[j] == hr)
+                    last = 2 * i + (step == 1);
         for (j = 0; j < p->n_out; j++)
-            if (p->out_direct[j] && in->d == p->out_reg[j] && i < first)
-                first = i;
+            if (p->out_direct[j] && p->ins[i + step - 1].d == p->out_reg[j] && 2 * i + 1 < first)
+                first = 2 * i + 1;
     }
     return last < first;
 }
@@ -2138,6 +2148,7 @@ static pfvm_code pfvm__fz_run(pfvm__fz_prog *p, pfvm_kctx *k, int *fallback)
             if (p->in_reg[j] >= 0 && p->fixed[j] && pfvm__fz_fixed_read_all(p, p->in_reg[j]))
                 p->fixed[j] = 2;
         pfvm__fz_chains(p);
+        p->head_in_place = pfvm__fz_head_in_place(p); /* with this run's folds */
         if (!ns) { /* kept for the next runs of these shapes */
             p->memo_ok = 1;
             p->memo_rank = rank;

@@ -180,7 +180,9 @@ PFVM_INTERNAL pfvm_code pfvm_fuse_variant(pfvm_fuse_ctx *f, pfvm_fuse_kernel fn)
  * elsewhere (tests). The Erf hook declares with pfvm_fuse_gelu_form the
  * kernel that computes d = (x * (erf(x / a) + b)) * c from s[0] = x, each
  * step rounded as the separate instructions round it (the same bits),
- * the multiplication by x in the order the Mul instruction has it. */
+ * the multiplication by x in the order the Mul instruction has it; d may
+ * be s[0] (each value read before its result is written: the engine then
+ * reads the head's result in place, pfvm__fz_head_in_place). */
 #if !defined(PFVM__FUSE_FOLD) && \
     (defined(PFVM_FUSE_FOLD) || !(defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__) || defined(_M_ARM64)))
 #define PFVM__FUSE_FOLD 1
