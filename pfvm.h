@@ -1479,6 +1479,12 @@ struct pfvm_accel_ctx {
      * wave of tiles that each read little, Gemm's, spread over all L1B
      * links instead of crowding a few) */
     int deal_all;
+    /* streamed, with deal_all: runs of this many consecutive tiles (> 1)
+     * stay on consecutive PEs, the runs dealt over every level (a split
+     * row's chunks under one link, so that what they all read is one
+     * broadcast line); the hook checks that the runs do not overlap
+     * (pfvm__acl_runs_fit) */
+    int deal_run;
     /* streamed: the nodes after this one that its lowering may run in the
      * same tiles, so that their inputs never go to the root memory (a
      * chain: chain[k] is the single consumer of chain[k - 1]'s output, or
@@ -11171,6 +11177,11 @@ static int64_t pfvm__acl_pe(const pfvm_accel_ctx *c, int64_t n, int64_t i)
     int k;
     if (n >= c->pes)
         return i;
+    if (c->deal_run > 1 && n % c->deal_run == 0) {
+        pfvm_accel_ctx runs = *c;
+        runs.deal_run = 0;
+        return pfvm__acl_pe(&runs, n / c->deal_run, i / c->deal_run) + i % c->deal_run;
+    }
     for (k = 0; k < c->nlinks && pfvm__acl_spread(c, k); k++) {
         int64_t f = span / c->link_pes[k], per = (n + f - 1) / f, child = i / per;
         pe += child * c->link_pes[k];
@@ -11179,6 +11190,21 @@ static int64_t pfvm__acl_pe(const pfvm_accel_ctx *c, int64_t n, int64_t i)
         span = c->link_pes[k];
     }
     return pe + i;
+}
+
+/* Whether runs of r consecutive tiles of a wave of n (deal_run = r) land
+ * on PEs of their own: each run's first PE plus r at most the next's. */
+static int pfvm__acl_runs_fit(pfvm_accel_ctx *c, int64_t n, int64_t r)
+{
+    int64_t i, end = 0;
+    int fit = n < c->pes && r > 1 && n % r == 0;
+    c->deal_run = 0;
+    for (i = 0; fit && i < n / r; i++) {
+        int64_t pe = pfvm__acl_pe(c, n / r, i);
+        fit = pe >= end && pe + r <= c->pes;
+        end = pe + r;
+    }
+    return fit;
 }
 
 /* Tiles of a wave of n that pfvm__acl_pe puts under the first instance
@@ -14936,41 +14962,50 @@ static int64_t pfvm__acl_elems(const pfvm_accel_arg *a)
  * TransformerEncoder: 10 rows of 32 at batch 1, 40 at batch 8) a PE spends
  * about seven passes over its row while most PEs idle. Here each row is
  * cut into k chunks of cs columns, one per PE, and the PEs exchange
- * per-chunk partial sums through the root memory, in three phases: (1)
- * each chunk's sum; (2) the row's mean from its k sums, the centred chunk
- * (kept in the PE) and its sum of squares; (3) the variance from those,
- * the scale by 1 / sqrt(var + eps), gamma and beta, and the store. The
+ * per-chunk partial sums through the root memory, in two phases: (1) each
+ * chunk, shifted by the row's first element x0 (kept in the PE), and its
+ * sum and sum of squares; (2) the row's shifted mean m and mean square from
+ * the k pairs, the variance as their difference (shifting by a sample of
+ * the row keeps that difference accurate: its error grows with the squared
+ * distance of the mean from the shift over the variance, which x0 keeps
+ * small, unlike E[x^2] - E[x]^2 on rows far from 0), the centred chunk
+ * scaled by 1 / sqrt(var + eps), gamma and beta, and the store. One phase
+ * (a barrier, the partials' round trip) fewer than centring first. The
  * partial sums live in the output's own bytes (rows x k floats each, 2k <=
- * cols) until phase 3's stores overwrite them, after every load of the
+ * cols) until phase 2's stores overwrite them, after every load of the
  * phase. Taken only when its estimate beats the rows stream's. */
 
 typedef struct pfvm__acl_lnsplit {
     int64_t rows, cols, cs, k;      /* rows of cols, chunks of cs, k per row */
-    int64_t x, q, s, g, b;          /* PE byte offsets: chunk, partials, scalar, gamma, beta */
+    int64_t x, q, w, s, g, b;       /* PE byte offsets: chunk, partial pairs, 1/cols, scalars, gamma, beta */
     double eps;
     int bias, phase;
 } pfvm__acl_lnsplit;
 
+/* The scalars at S: [0] the chunk's shifted sum, then the row's shifted
+ * mean; [1] the chunk's sum of squares, then the row's mean square, then
+ * 1 / sqrt(var + eps); [2] x0, then the mean's square. Phase 0 also fills
+ * W with 1 / cols, so that one gemm of W by the row's k (sum, square)
+ * pairs gives the mean and the mean square. */
 static pfvm_code pfvm__acl_lnsplit_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
 {
     const pfvm__acl_lnsplit *p = (const pfvm__acl_lnsplit *)user;
-    long long X = p->x, Q = p->q, S = p->s, K = p->k, CS = p->cs;
-    double inv = 1.0 / (double)p->cols;
+    long long X = p->x, Q = p->q, W = p->w, S = p->s, K = p->k, CS = p->cs;
     pfvm_code rc;
     (void)t;
     if (p->phase == 0)
-        return c->emit(c, "red sum %lld %lld 1 %lld", S, X, CS);
-    if ((rc = c->emit(c, "red sum %lld %lld 1 %lld", S, Q, K)) != PFVM_OK ||
-        (rc = c->emit(c, "imm mul %lld %lld %.9g 1", S, S, inv)) != PFVM_OK)
-        return rc;
-    if (p->phase == 1)
-        return (rc = c->emit(c, "row sub %lld %lld %lld 1 %lld", X, X, S, CS)) != PFVM_OK
+        return (rc = c->emit(c, "row sub %lld %lld %lld 1 %lld", X, X, S + 8, CS)) != PFVM_OK ||
+                       (rc = c->emit(c, "red sum %lld %lld 1 %lld", S, X, CS)) != PFVM_OK ||
+                       (rc = c->emit(c, "gemm %lld %lld %lld 1 1 %lld 1", S + 4, X, X, CS)) != PFVM_OK
                    ? rc
-                   : c->emit(c, "gemm %lld %lld %lld 1 1 %lld 1", S, X, X, CS);
-    if ((rc = c->emit(c, "imm add %lld %lld %.9g 1", S, S, p->eps)) != PFVM_OK ||
-        (rc = c->emit(c, "un sqrt %lld %lld 1", S, S)) != PFVM_OK ||
-        (rc = c->emit(c, "un recip %lld %lld 1", S, S)) != PFVM_OK ||
-        (rc = c->emit(c, "row mul %lld %lld %lld 1 %lld", X, X, S, CS)) != PFVM_OK ||
+                   : c->emit(c, "fill %lld %.9g %lld", W, 1.0 / (double)p->cols, K);
+    if ((rc = c->emit(c, "gemm %lld %lld %lld 1 2 %lld", S, W, Q, K)) != PFVM_OK ||
+        (rc = c->emit(c, "bin mul %lld %lld %lld 1", S + 8, S, S)) != PFVM_OK ||
+        (rc = c->emit(c, "bin sub %lld %lld %lld 1", S + 4, S + 4, S + 8)) != PFVM_OK ||
+        (rc = c->emit(c, "imm add %lld %lld %.9g 1", S + 4, S + 4, p->eps)) != PFVM_OK ||
+        (rc = c->emit(c, "imm pow %lld %lld -0.5 1", S + 4, S + 4)) != PFVM_OK ||
+        (rc = c->emit(c, "row sub %lld %lld %lld 1 %lld", X, X, S, CS)) != PFVM_OK ||
+        (rc = c->emit(c, "row mul %lld %lld %lld 1 %lld", X, X, S + 4, CS)) != PFVM_OK ||
         (rc = c->emit(c, "col mul %lld %lld %lld 1 %lld", X, X, (long long)p->g, CS)) != PFVM_OK)
         return rc;
     return p->bias ? c->emit(c, "col add %lld %lld %lld 1 %lld", X, X, (long long)p->b, CS) : PFVM_OK;
@@ -14981,19 +15016,22 @@ static pfvm_code pfvm__acl_lnsplit_phase(pfvm_accel_ctx *c, pfvm__acl_lnsplit *p
                                          int64_t n)
 {
     pfvm__acl_q q[3];
-    int64_t i, part = c->out[0].dram + (p->phase == 2 ? p->rows * p->k * 4 : 0);
+    int64_t i, part = c->out[0].dram;
     pfvm_code rc = PFVM_OK;
     int k;
     memset(q, 0, sizeof q);
     for (i = 0; i < n && rc == PFVM_OK; i++) {
         int64_t pe = pfvm__acl_pe(c, n, i), r = tiles[i].o[0], c0 = tiles[i].o[1];
-        if (p->phase == 0)
+        if (p->phase == 0) {
             rc = pfvm__acl_load(c, &q[0], pe, p->x, c->in[0].dram + (r * p->cols + c0) * 4, 1, 1, p->cs, 0, 0, 0, 0);
-        else
-            rc = pfvm__acl_load(c, &q[0], pe, p->q, part + r * p->k * 4, 1, 1, p->k, 0, 0, 0, 0);
-        if (rc == PFVM_OK && p->phase == 2)
+            if (rc == PFVM_OK) /* the row's shift */
+                rc = pfvm__acl_load(c, &q[1], pe, p->s + 8, c->in[0].dram + r * p->cols * 4, 1, 1, 1, 0, 0, 0, 0);
+            continue;
+        }
+        rc = pfvm__acl_load(c, &q[0], pe, p->q, part + r * p->k * 8, 1, 1, 2 * p->k, 0, 0, 0, 0);
+        if (rc == PFVM_OK)
             rc = pfvm__acl_load(c, &q[1], pe, p->g, c->in[1].dram + c0 * 4, 1, 1, p->cs, 0, 0, 0, 0);
-        if (rc == PFVM_OK && p->phase == 2 && p->bias)
+        if (rc == PFVM_OK && p->bias)
             rc = pfvm__acl_load(c, &q[2], pe, p->b, c->in[2].dram + c0 * 4, 1, 1, p->cs, 0, 0, 0, 0);
     }
     for (k = 0; k < 3; k++)
@@ -15005,12 +15043,11 @@ static pfvm_code pfvm__acl_lnsplit_phase(pfvm_accel_ctx *c, pfvm__acl_lnsplit *p
         rc = pfvm__acl_classes(c, tiles, n, pfvm__acl_lnsplit_body, p);
     for (i = 0; i < n && rc == PFVM_OK; i++) {
         int64_t pe = pfvm__acl_pe(c, n, i), r = tiles[i].o[0], j = tiles[i].o[1] / p->cs;
-        if (p->phase == 2)
+        if (p->phase == 1)
             rc = pfvm__acl_store(c, pe, c->out[0].dram + (r * p->cols + tiles[i].o[1]) * 4, p->x, 1, 1, p->cs, 0, 0,
                                  0, 0);
-        else /* phase 0's sums at [0, rows k), phase 1's sums of squares after them */
-            rc = pfvm__acl_store(c, pe, c->out[0].dram + ((p->phase ? p->rows * p->k : 0) + r * p->k + j) * 4, p->s,
-                                 1, 1, 1, 0, 0, 0, 0);
+        else /* the (sum, square) pairs, row-major by row and chunk */
+            rc = pfvm__acl_store(c, pe, part + (r * p->k + j) * 8, p->s, 1, 1, 2, 0, 0, 0, 0);
     }
     return rc == PFVM_OK ? c->emit(c, "barrier") : rc;
 }
@@ -15039,7 +15076,7 @@ PFVM_INTERNAL pfvm_code pfvm_acl_ln_stream(pfvm_accel_ctx *c)
         double cost;
         if (cols % cs || rows * k > c->pes || 2 * k > cols)
             continue;
-        cost = 3 * (2 * ((k + c->simd - 1) / c->simd) + 6 * ((cs + c->simd - 1) / c->simd)) + 6;
+        cost = 2 * (2 * ((k + c->simd - 1) / c->simd) + 6 * ((cs + c->simd - 1) / c->simd)) + 10;
         if (best < 0 || cost < best_cost)
             best = cs, best_cost = cost;
     }
@@ -15051,7 +15088,8 @@ PFVM_INTERNAL pfvm_code pfvm_acl_ln_stream(pfvm_accel_ctx *c)
     p.bias = c->n_in > 2 && c->in[2].rank >= 0;
     p.x = 0;
     p.q = pfvm__acl_al(p.cs * 4);
-    p.s = p.q + pfvm__acl_al(p.k * 4);
+    p.w = p.q + pfvm__acl_al(p.k * 8);
+    p.s = p.w + pfvm__acl_al(p.k * 4);
     p.g = p.s + 16;
     p.b = p.g + pfvm__acl_al(p.cs * 4);
     c->pe_used = p.b + pfvm__acl_al(p.cs * 4);
@@ -15067,10 +15105,13 @@ PFVM_INTERNAL pfvm_code pfvm_acl_ln_stream(pfvm_accel_ctx *c)
             return pfvm__fail(c->st, PFVM_ERR_NOMEM, "node %s (%s): out of memory for tiles", n->name, n->op_type);
         }
     }
-    c->deal_all = 1; /* chunks dealt over every level's links */
-    for (p.phase = 0; p.phase < 3 && rc == PFVM_OK; p.phase++)
+    /* chunks dealt over every level's links, a row's on consecutive PEs
+     * (its partials one broadcast line, a chunk of gamma one line per run) */
+    c->deal_all = 1;
+    c->deal_run = pfvm__acl_runs_fit(c, rows * p.k, p.k) ? (int)p.k : 0;
+    for (p.phase = 0; p.phase < 2 && rc == PFVM_OK; p.phase++)
         rc = pfvm__acl_lnsplit_phase(c, &p, tiles, rows * p.k);
-    c->deal_all = 0;
+    c->deal_all = 0, c->deal_run = 0;
     stbds_arrfree(tiles);
     return rc;
 }

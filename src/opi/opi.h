@@ -315,6 +315,12 @@ struct pfvm_accel_ctx {
      * wave of tiles that each read little, Gemm's, spread over all L1B
      * links instead of crowding a few) */
     int deal_all;
+    /* streamed, with deal_all: runs of this many consecutive tiles (> 1)
+     * stay on consecutive PEs, the runs dealt over every level (a split
+     * row's chunks under one link, so that what they all read is one
+     * broadcast line); the hook checks that the runs do not overlap
+     * (pfvm__acl_runs_fit) */
+    int deal_run;
     /* streamed: the nodes after this one that its lowering may run in the
      * same tiles, so that their inputs never go to the root memory (a
      * chain: chain[k] is the single consumer of chain[k - 1]'s output, or
