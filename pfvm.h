@@ -55527,8 +55527,8 @@ static void pfvm__plan_joins(pfvm_exec *e, int *span, int *start, const int *ent
         for (j = 0; j < nd->n_inputs && outer == 1; j++) {
             const pfvm_value *x = nd->inputs[j];
             int kx = x && x->graph == e->g ? entry_of[x->id] : -1;
-            if (kx < 0 || e->vals[x->id].dtype != y->dtype)
-                break; /* no slice known from here on */
+            if (kx < 0 || e->entries[kx].kind == 2 || e->vals[x->id].dtype != y->dtype || e->vals[x->id].rank < 0)
+                break; /* no slice known from here on (a size known only when running) */
             if (off % PFVM_DATA_ALIGN == 0 && pfvm__plan_join_input(e, nd, j, kx, span, start, step)) {
                 e->entries[kx].in_place = 2;
                 span[kx] = ky;
@@ -55536,7 +55536,7 @@ static void pfvm__plan_joins(pfvm_exec *e, int *span, int *start, const int *ent
                 if (e->entries[kx].first < start[ky])
                     start[ky] = e->entries[kx].first;
             }
-            off += e->vals[x->id].nbytes;
+            off += (size_t)pfvm_tensor_numel(&e->vals[x->id]) * pfvm_dtype_size(y->dtype);
         }
     }
 }
