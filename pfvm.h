@@ -1979,6 +1979,13 @@ PFVM_API pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm
 PFVM_API void pfvm_symplan_free(pfvm_symplan *p);
 
 /* internal, shared with the recompute pass (the same accounting) */
+/* The axis (in [0, rank)) along which n's output 0, of that rank, is its
+ * inputs one after another (PFVM__OP_JOIN: Concat), or -1. The executor's
+ * planner stores such inputs in their slices of the output where each is
+ * one contiguous range of it; the symbolic planner and the recompute
+ * simulation count them apart, so their peaks are upper bounds there. */
+#if PFVM__HAVE_JOIN
+#endif
 
 #endif /* PFVM_SYMPLAN_H */
 /* ---- src/passes/autodiff.h ---- */
@@ -3168,6 +3175,14 @@ typedef struct pfvm__kctx_services {
  * 0; the executor's planner then stores inputs that are contiguous slices of
  * output 0 there (pfvm__node_join_slice): Concat */
 #define PFVM__OP_JOIN 0x04000000u
+/* 1 where an operator with PFVM__OP_JOIN is linked (always, unless
+ * PFVM_OPS_SELECTED leaves Concat out): the planner's join slices are
+ * compiled only then (flash-bound firmware without Concat) */
+#if !defined(PFVM_OPS_SELECTED) || (defined(PFVM_OP_Concat) && PFVM_OP_Concat)
+#define PFVM__HAVE_JOIN 1
+#else
+#define PFVM__HAVE_JOIN 0
+#endif
 /* PFVM__STORE_CLAMP (the builds whose Conv honors the clamp) is defined in
  * src/ops/fused.h, after PFVM_DISPATCH_CLONES that it reads. */
 /* Runs subgraph g of the running node with the given inputs (g's formal
@@ -4196,11 +4211,6 @@ PFVM_INTERNAL int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
  * The three planners (the executor's, the symbolic one and the recompute
  * simulation) apply the same rule, so that their numbers agree. */
 PFVM_INTERNAL int pfvm__node_in_place(const pfvm_node *n);
-/* The axis (in [0, rank)) along which n's output 0, of that rank, is its
- * inputs one after another (PFVM__OP_JOIN: Concat), or -1. The executor's
- * planner stores such inputs in their slices of the output where each is
- * one contiguous range of it; the symbolic planner and the recompute
- * simulation count them apart, so their peaks are upper bounds there. */
 PFVM_INTERNAL int pfvm__node_join_axis(const pfvm_node *n, int rank);
 /* ---- src/passes/autodiff.h ---- */
 /* ---- src/passes/passes.h ---- */
@@ -50042,6 +50052,7 @@ int pfvm__node_in_place(const pfvm_node *n)
     return 1;
 }
 
+#if PFVM__HAVE_JOIN
 int pfvm__node_join_axis(const pfvm_node *n, int rank)
 {
     int64_t a;
@@ -50052,6 +50063,7 @@ int pfvm__node_join_axis(const pfvm_node *n, int rank)
         a += rank;
     return a >= 0 && a < rank ? (int)a : -1;
 }
+#endif
 
 /* Index of the last node of g that reads each value of g (graph outputs
  * count as read after the last node); -1 when never read. */
@@ -55484,6 +55496,7 @@ static void pfvm__plan_in_place(pfvm_exec *e, int *span, int *entry_of)
     }
 }
 
+#if PFVM__HAVE_JOIN
 /* Whether arena entry kx may be stored in a slice of a join's output at
  * step: read last by that node, once, and no root or member of a chain
  * stored in place, nor a join's output with slices of its own (start). */
@@ -55540,6 +55553,7 @@ static void pfvm__plan_joins(pfvm_exec *e, int *span, int *start, const int *ent
         }
     }
 }
+#endif
 
 /* Chooses arena or dynamic storage, computes lifetimes and offsets. */
 static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
@@ -55652,7 +55666,9 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     pfvm__plan_in_place(e, span, span + stbds_arrlen(e->entries));
     for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
         start[i] = e->entries[i].first;
+#if PFVM__HAVE_JOIN
     pfvm__plan_joins(e, span, start, span + stbds_arrlen(e->entries), at);
+#endif
     /* offsets: largest first, each at the lowest offset that does not overlap
      * a placed tensor whose lifetime overlaps; a tensor stored in place
      * takes its input's offset, whose lifetime (span) it extends */

@@ -961,6 +961,7 @@ static void pfvm__plan_in_place(pfvm_exec *e, int *span, int *entry_of)
     }
 }
 
+#if PFVM__HAVE_JOIN
 /* Whether arena entry kx may be stored in a slice of a join's output at
  * step: read last by that node, once, and no root or member of a chain
  * stored in place, nor a join's output with slices of its own (start). */
@@ -1017,6 +1018,7 @@ static void pfvm__plan_joins(pfvm_exec *e, int *span, int *start, const int *ent
         }
     }
 }
+#endif
 
 /* Chooses arena or dynamic storage, computes lifetimes and offsets. */
 static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
@@ -1129,7 +1131,9 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     pfvm__plan_in_place(e, span, span + stbds_arrlen(e->entries));
     for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
         start[i] = e->entries[i].first;
+#if PFVM__HAVE_JOIN
     pfvm__plan_joins(e, span, start, span + stbds_arrlen(e->entries), at);
+#endif
     /* offsets: largest first, each at the lowest offset that does not overlap
      * a placed tensor whose lifetime overlaps; a tensor stored in place
      * takes its input's offset, whose lifetime (span) it extends */

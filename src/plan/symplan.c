@@ -67,6 +67,7 @@ int pfvm__node_in_place(const pfvm_node *n)
     return 1;
 }
 
+#if PFVM__HAVE_JOIN
 int pfvm__node_join_axis(const pfvm_node *n, int rank)
 {
     int64_t a;
@@ -77,6 +78,7 @@ int pfvm__node_join_axis(const pfvm_node *n, int rank)
         a += rank;
     return a >= 0 && a < rank ? (int)a : -1;
 }
+#endif
 
 /* Index of the last node of g that reads each value of g (graph outputs
  * count as read after the last node); -1 when never read. */

@@ -78,7 +78,9 @@ PFVM_INTERNAL int pfvm__node_in_place(const pfvm_node *n);
  * planner stores such inputs in their slices of the output where each is
  * one contiguous range of it; the symbolic planner and the recompute
  * simulation count them apart, so their peaks are upper bounds there. */
+#if PFVM__HAVE_JOIN
 PFVM_INTERNAL int pfvm__node_join_axis(const pfvm_node *n, int rank);
+#endif
 
 #ifdef __cplusplus
 }
