@@ -1987,6 +1987,13 @@ PFVM_API pfvm_code pfvm_symplan_build(const pfvm_graph *g, pfvm_symplan *p, pfvm
 PFVM_API void pfvm_symplan_free(pfvm_symplan *p);
 
 /* internal, shared with the recompute pass (the same accounting) */
+/* The axis (in [0, rank)) along which n's output 0, of that rank, is its
+ * inputs one after another (PFVM__OP_JOIN: Concat), or -1. The executor's
+ * planner stores such inputs in their slices of the output where each is
+ * one contiguous range of it; the symbolic planner and the recompute
+ * simulation count them apart, so their peaks are upper bounds there. */
+#if PFVM__HAVE_JOIN
+#endif
 
 #endif /* PFVM_SYMPLAN_H */
 /* ---- src/passes/autodiff.h ---- */
@@ -2501,7 +2508,9 @@ typedef struct pfvm_plan_entry {
     int first, last;        /* node indices of definition and last use */
     int kind;               /* 0 arena, 1 folded constant, 2 dynamic (run time), 3 input/initializer */
     int in_place;           /* arena: 1 when stored over its node's input 0 (same offset), which that
-                               node reads last (PFVM_OP_IN_PLACE kernels such as ScatterElements) */
+                               node reads last (PFVM_OP_IN_PLACE kernels such as ScatterElements);
+                               2 when stored in its slice of the output of a Concat that reads it last
+                               (the Concat copies nothing) */
 } pfvm_plan_entry;
 
 typedef struct pfvm_plan_info {
@@ -3172,6 +3181,20 @@ typedef struct pfvm__kctx_services {
  * memory, src/ops/accel_lower.c); pfvm_acl_streamed answers it, NULL for
  * operators without the flag */
 #define PFVM__OP_ACCEL_STREAMED 0x08000000u
+/* pfvm_op_def.flags, pfvm's own operators only: output 0 is the inputs one
+ * after another along the axis the `axis` attribute names (1 before opset
+ * 4), and the kernel leaves alone an input already in its place in output
+ * 0; the executor's planner then stores inputs that are contiguous slices of
+ * output 0 there (pfvm__node_join_slice): Concat */
+#define PFVM__OP_JOIN 0x04000000u
+/* 1 where an operator with PFVM__OP_JOIN is linked (always, unless
+ * PFVM_OPS_SELECTED leaves Concat out): the planner's join slices are
+ * compiled only then (flash-bound firmware without Concat) */
+#if !defined(PFVM_OPS_SELECTED) || (defined(PFVM_OP_Concat) && PFVM_OP_Concat)
+#define PFVM__HAVE_JOIN 1
+#else
+#define PFVM__HAVE_JOIN 0
+#endif
 /* PFVM__STORE_CLAMP (the builds whose Conv honors the clamp) is defined in
  * src/ops/fused.h, after PFVM_DISPATCH_CLONES that it reads. */
 /* Runs subgraph g of the running node with the given inputs (g's formal
@@ -4200,6 +4223,7 @@ PFVM_INTERNAL int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
  * The three planners (the executor's, the symbolic one and the recompute
  * simulation) apply the same rule, so that their numbers agree. */
 PFVM_INTERNAL int pfvm__node_in_place(const pfvm_node *n);
+PFVM_INTERNAL int pfvm__node_join_axis(const pfvm_node *n, int rank);
 /* ---- src/passes/autodiff.h ---- */
 /* ---- src/passes/passes.h ---- */
 /* Starts a rewrite context (src/opi/rewrite.h) on m: infers the model's
@@ -46622,7 +46646,9 @@ static pfvm_code pfvm__tn_k_concat(pfvm_kctx *k)
     for (j = 0; j < k->n_in; j++) {
         const pfvm_tensor *x = k->in[j];
         int64_t chunk = x->dims[a] * inner;
-        for (o = 0; o < outer; o++)
+        /* the planner stored x in its slice of y (PFVM__OP_JOIN) */
+        int placed = outer == 1 && x->data && x->data == (const char *)y->data + at * inner * (int64_t)pfvm_dtype_size(y->dtype);
+        for (o = 0; o < outer && !placed; o++)
             pfvm_tn_copy(y, (o * dims[a] + at) * inner, x, o * chunk, chunk);
         at += x->dims[a];
     }
@@ -48532,8 +48558,8 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
     PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, pfvm_acl_view, NULL, NULL, NULL})
     PFVM__OP_SEL(Unsqueeze, {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, pfvm_acl_view, NULL, NULL, NULL})
     PFVM__OP_SEL(Transpose, {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL, pfvm_acl_transpose, NULL, NULL, NULL})
-    PFVM__OP_SEL(Concat, {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL, NULL, NULL})
-    PFVM__OP_SEL(Concat, {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM__OP_ACCEL_STREAMED | PFVM__OP_JOIN, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL, NULL, NULL})
+    PFVM__OP_SEL(Concat, {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, PFVM__OP_ACCEL_STREAMED | PFVM__OP_JOIN, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL, NULL, NULL})
     PFVM__OP_SEL(Split, {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(Slice, {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, pfvm_acl_slice, NULL, NULL, NULL})
     PFVM__OP_SEL(Slice, {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, pfvm_acl_slice, NULL, NULL, NULL})
@@ -50108,6 +50134,19 @@ int pfvm__node_in_place(const pfvm_node *n)
             return 0;
     return 1;
 }
+
+#if PFVM__HAVE_JOIN
+int pfvm__node_join_axis(const pfvm_node *n, int rank)
+{
+    int64_t a;
+    if (!n->op || !(n->op->flags & PFVM__OP_JOIN) || n->n_outputs < 1 || rank < 1)
+        return -1;
+    a = pfvm_node_attr_int(n, "axis", n->opset < 4 ? 1 : 0);
+    if (a < 0)
+        a += rank;
+    return a >= 0 && a < rank ? (int)a : -1;
+}
+#endif
 
 /* Index of the last node of g that reads each value of g (graph outputs
  * count as read after the last node); -1 when never read. */
@@ -55547,14 +55586,73 @@ static void pfvm__plan_in_place(pfvm_exec *e, int *span, int *entry_of)
     }
 }
 
+#if PFVM__HAVE_JOIN
+/* Whether arena entry kx may be stored in a slice of a join's output at
+ * step: read last by that node, once, and no root or member of a chain
+ * stored in place, nor a join's output with slices of its own (start). */
+static int pfvm__plan_join_input(const pfvm_exec *e, const pfvm_node *nd, int j, int kx, const int *span,
+                                 const int *start, int step)
+{
+    const pfvm_plan_entry *px = &e->entries[kx];
+    int i;
+    if (px->kind != 0 || px->in_place || px->last != step || span[kx] != step || start[kx] != px->first)
+        return 0;
+    for (i = 0; i < nd->n_inputs; i++)
+        if (i != j && nd->inputs[i] == nd->inputs[j])
+            return 0;
+    return 1;
+}
+
+/* Stores the inputs of a joining node (PFVM__OP_JOIN: Concat) in their
+ * slices of its output where each slice is one contiguous, aligned range
+ * (every axis before the join's has extent 1, as a batch of one on the
+ * channel axis) and the node reads the input last: the join then copies
+ * nothing. Such an entry becomes in_place 2, span[k] its output's entry and
+ * at[k] its byte offset there; the output's storage lives from the first
+ * of them on (start). entry_of: pfvm__plan_in_place's. */
+static void pfvm__plan_joins(pfvm_exec *e, int *span, int *start, const int *entry_of, size_t *at)
+{
+    int step, j, d;
+    for (step = 0; step < e->nn; step++) {
+        const pfvm_node *nd = e->g->nodes[step];
+        const pfvm_tensor *y;
+        size_t off = 0;
+        int a, ky;
+        int64_t outer = 1;
+        if (e->skip[step] || nd->n_outputs < 1 || !nd->outputs[0] || nd->outputs[0]->graph != e->g ||
+            (ky = entry_of[nd->outputs[0]->id]) < 0 || e->entries[ky].kind != 0 || e->entries[ky].in_place)
+            continue;
+        y = &e->vals[nd->outputs[0]->id];
+        if (y->dtype == PFVM_STRING || (a = pfvm__node_join_axis(nd, y->rank)) < 0)
+            continue;
+        for (d = 0; d < a; d++)
+            outer *= y->dims[d];
+        for (j = 0; j < nd->n_inputs && outer == 1; j++) {
+            const pfvm_value *x = nd->inputs[j];
+            int kx = x && x->graph == e->g ? entry_of[x->id] : -1;
+            if (kx < 0 || e->entries[kx].kind == 2 || e->vals[x->id].dtype != y->dtype || e->vals[x->id].rank < 0)
+                break; /* no slice known from here on (a size known only when running) */
+            if (off % PFVM_DATA_ALIGN == 0 && pfvm__plan_join_input(e, nd, j, kx, span, start, step)) {
+                e->entries[kx].in_place = 2;
+                span[kx] = ky;
+                at[kx] = off;
+                if (e->entries[kx].first < start[ky])
+                    start[ky] = e->entries[kx].first;
+            }
+            off += (size_t)pfvm_tensor_numel(&e->vals[x->id]) * pfvm_dtype_size(y->dtype);
+        }
+    }
+}
+#endif
+
 /* Chooses arena or dynamic storage, computes lifetimes and offsets. */
 static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
 {
     int i, j, k, n_arena = 0;
     int *last;
     pfvm_value **deps = NULL;
-    int *order, *span;
-    size_t peak = 0;
+    int *order, *span, *start;
+    size_t peak = 0, *at;
     pfvm__arrtrunc(e->entries, 0);
     last = (int *)pfvm__calloc((size_t)e->nv + 1, sizeof *last);
     if (!last)
@@ -55645,14 +55743,22 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         }
     }
     pfvm__free(last);
-    order = (int *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *order);
+    order = (int *)pfvm__calloc(2 * (size_t)stbds_arrlen(e->entries) + 1, sizeof *order);
     span = (int *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + (size_t)e->nv + 1, sizeof *span);
-    if (!order || !span) {
+    at = (size_t *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *at);
+    if (!order || !span || !at) {
         pfvm__free(order);
         pfvm__free(span);
+        pfvm__free(at);
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     }
+    start = order + stbds_arrlen(e->entries);
     pfvm__plan_in_place(e, span, span + stbds_arrlen(e->entries));
+    for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
+        start[i] = e->entries[i].first;
+#if PFVM__HAVE_JOIN
+    pfvm__plan_joins(e, span, start, span + stbds_arrlen(e->entries), at);
+#endif
     /* offsets: largest first, each at the lowest offset that does not overlap
      * a placed tensor whose lifetime overlaps; a tensor stored in place
      * takes its input's offset, whose lifetime (span) it extends */
@@ -55676,7 +55782,7 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
             moved = 0;
             for (j = 0; j < i; j++) {
                 pfvm_plan_entry *pj = &e->entries[order[j]];
-                int overlap_time = !(span[order[j]] < pi->first || span[order[i]] < pj->first);
+                int overlap_time = !(span[order[j]] < start[order[i]] || span[order[i]] < start[order[j]]);
                 if (overlap_time && off < pj->offset + pj->bytes && pj->offset < off + pi->bytes) {
                     off = pj->offset + pj->bytes;
                     moved = 1;
@@ -55688,12 +55794,13 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
             e->arena_size = off + pi->bytes;
     }
     for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
-        if (e->entries[i].in_place)
-            e->entries[i].offset = e->entries[span[i]].offset; /* span: the root entry */
+        if (e->entries[i].in_place) /* span: the root entry, or the join's output */
+            e->entries[i].offset = e->entries[span[i]].offset + at[i];
     if (e->arena_size > e->limits.max_arena_bytes || e->arena_size > e->limits.max_total_bytes ||
         e->folded_bytes > e->limits.max_total_bytes - e->arena_size) {
         pfvm__free(order);
         pfvm__free(span);
+        pfvm__free(at);
         if (e->arena_size > e->limits.max_arena_bytes)
             return pfvm__fail(st, PFVM_ERR_NOMEM, "graph '%s': the plan needs an arena of %zu bytes, over the limit of %zu",
                               e->g->name ? e->g->name : "", e->arena_size, e->limits.max_arena_bytes);
@@ -55707,7 +55814,7 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         size_t live = 0;
         for (i = 0; i < n_arena; i++) {
             pfvm_plan_entry *pi = &e->entries[order[i]];
-            if (pi->first <= k && k <= span[order[i]])
+            if (start[order[i]] <= k && k <= span[order[i]])
                 live += pi->bytes;
         }
         if (live > peak)
@@ -55716,6 +55823,7 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     e->lower_bound = peak;
     pfvm__free(order);
     pfvm__free(span);
+    pfvm__free(at);
     return PFVM_OK;
 }
 

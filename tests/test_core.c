@@ -312,6 +312,86 @@ static void test_containers(void)
     pfvm_tensor_free(i);
 }
 
+/* The entry of value v in the plan. */
+static const pfvm_plan_entry *plan_entry(const pfvm_plan_info *info, const pfvm_value *v)
+{
+    int i;
+    for (i = 0; i < info->n_entries; i++)
+        if (info->entries[i].value == v)
+            return &info->entries[i];
+    return NULL;
+}
+
+/* Concat's inputs stored in their slices of its output (a batch of one on
+ * the channel axis): a = |x| and b = -x in y = Concat(a, b) at y's offset
+ * and 256 bytes on, so the Concat copies nothing; c = relu(x), read again
+ * after the second Concat (axis 2: no contiguous slices), keeps its own. */
+static void test_planner_join(void)
+{
+    pfvm_status st;
+    pfvm_model *m = pfvm_model_new(&st);
+    pfvm_graph *g = pfvm_graph_new(m, NULL, "join", &st);
+    pfvm_value *x = pfvm_graph_value(g, "x", &st), *a = pfvm_graph_value(g, "a", &st), *b = pfvm_graph_value(g, "b", &st);
+    pfvm_value *c = pfvm_graph_value(g, "c", &st), *y = pfvm_graph_value(g, "y", &st), *z = pfvm_graph_value(g, "z", &st);
+    pfvm_value *u = pfvm_graph_value(g, "u", &st), *w = pfvm_graph_value(g, "w", &st), *ab[2], *cc[2];
+    pfvm_value *v = pfvm_graph_value(g, "v", &st);
+    pfvm_node *cat;
+    pfvm_exec *e;
+    pfvm_tensor *in;
+    pfvm_plan_info info;
+    const pfvm_plan_entry *pa, *pb, *py, *pc;
+    float data[64];
+    int64_t dims[3] = {1, 4, 16};
+    int i;
+    const float *out;
+    pfvm_model_set_opset(m, "", 17, &st);
+    pfvm_graph_add_input(g, x, &st);
+    x->type.kind = PFVM_KIND_TENSOR;
+    x->type.dtype = PFVM_FLOAT;
+    pfvm_shape_from_dims(m->syms, &x->type.shape, 3, dims, &st);
+    CHECK(pfvm_graph_add_node(g, "Abs", "", "abs", &x, 1, &a, 1, &st) != NULL);
+    CHECK(pfvm_graph_add_node(g, "Neg", "", "neg", &x, 1, &b, 1, &st) != NULL);
+    CHECK(pfvm_graph_add_node(g, "Relu", "", "relu", &x, 1, &c, 1, &st) != NULL);
+    ab[0] = a, ab[1] = b;
+    CHECK((cat = pfvm_graph_add_node(g, "Concat", "", "cat", ab, 2, &y, 1, &st)) != NULL);
+    pfvm_node_set_attr_int(cat, "axis", 1, &st);
+    cc[0] = c, cc[1] = c;
+    CHECK((cat = pfvm_graph_add_node(g, "Concat", "", "cat2", cc, 2, &z, 1, &st)) != NULL);
+    pfvm_node_set_attr_int(cat, "axis", 2, &st);
+    CHECK(pfvm_graph_add_node(g, "Abs", "", "abs2", &y, 1, &u, 1, &st) != NULL);
+    CHECK(pfvm_graph_add_node(g, "Abs", "", "abs3", &z, 1, &w, 1, &st) != NULL);
+    CHECK(pfvm_graph_add_node(g, "Neg", "", "neg2", &c, 1, &v, 1, &st) != NULL);
+    pfvm_graph_add_output(g, u, &st);
+    pfvm_graph_add_output(g, w, &st);
+    pfvm_graph_add_output(g, v, &st);
+    for (i = 0; i < 64; i++)
+        data[i] = (float)(i - 32);
+    e = pfvm_exec_new(m, NULL, &st);
+    CHECK_MSG(e != NULL, "%s", st.msg);
+    in = pfvm_tensor_view(PFVM_FLOAT, 3, dims, data, &st);
+    CHECK_MSG(pfvm_exec_bind_one(e, in, &st) == PFVM_OK, "%s", st.msg);
+    CHECK_MSG(pfvm_exec_run(e, &st) == PFVM_OK, "%s", st.msg);
+    CHECK(pfvm_exec_plan_info(e, &info, &st) == PFVM_OK);
+    pa = plan_entry(&info, a), pb = plan_entry(&info, b), py = plan_entry(&info, y), pc = plan_entry(&info, c);
+    CHECK(pa && pb && py && pc);
+    if (pa && pb && py && pc) {
+        CHECK_MSG(pa->in_place == 2 && pb->in_place == 2 && pa->offset == py->offset && pb->offset == py->offset + 256,
+                  "a %d at %zu, b %d at %zu, y at %zu", pa->in_place, pa->offset, pb->in_place, pb->offset, py->offset);
+        CHECK(pc->in_place == 0 && (pc->offset + 256 <= py->offset || py->offset + 512 <= pc->offset));
+    }
+    out = (const float *)pfvm_exec_output(e, 0)->data;
+    for (i = 0; i < 64; i++)
+        CHECK(out[i] == (data[i] < 0 ? -data[i] : data[i]) && out[64 + i] == out[i]);
+    out = (const float *)pfvm_exec_output(e, 1)->data; /* |Concat(c, c)| on axis 2: rows of 32 */
+    for (i = 0; i < 128; i++)
+        CHECK(out[i] == (data[i / 32 * 16 + i % 16] > 0 ? data[i / 32 * 16 + i % 16] : 0.0f));
+    out = (const float *)pfvm_exec_output(e, 2)->data;
+    CHECK(out[40] == -8.0f && out[3] == 0.0f);
+    pfvm_tensor_free(in);
+    pfvm_exec_free(e);
+    pfvm_model_free(m);
+}
+
 /* A chain of n Relus over a [64] float input: the planner must reuse
  * memory (two buffers suffice), and the result must be right. */
 static void test_planner(void)
@@ -408,5 +488,6 @@ int main(void)
     test_tensor();
     test_containers();
     test_planner();
+    test_planner_join();
     return CHECK_END();
 }

@@ -968,14 +968,73 @@ static void pfvm__plan_in_place(pfvm_exec *e, int *span, int *entry_of)
     }
 }
 
+#if PFVM__HAVE_JOIN
+/* Whether arena entry kx may be stored in a slice of a join's output at
+ * step: read last by that node, once, and no root or member of a chain
+ * stored in place, nor a join's output with slices of its own (start). */
+static int pfvm__plan_join_input(const pfvm_exec *e, const pfvm_node *nd, int j, int kx, const int *span,
+                                 const int *start, int step)
+{
+    const pfvm_plan_entry *px = &e->entries[kx];
+    int i;
+    if (px->kind != 0 || px->in_place || px->last != step || span[kx] != step || start[kx] != px->first)
+        return 0;
+    for (i = 0; i < nd->n_inputs; i++)
+        if (i != j && nd->inputs[i] == nd->inputs[j])
+            return 0;
+    return 1;
+}
+
+/* Stores the inputs of a joining node (PFVM__OP_JOIN: Concat) in their
+ * slices of its output where each slice is one contiguous, aligned range
+ * (every axis before the join's has extent 1, as a batch of one on the
+ * channel axis) and the node reads the input last: the join then copies
+ * nothing. Such an entry becomes in_place 2, span[k] its output's entry and
+ * at[k] its byte offset there; the output's storage lives from the first
+ * of them on (start). entry_of: pfvm__plan_in_place's. */
+static void pfvm__plan_joins(pfvm_exec *e, int *span, int *start, const int *entry_of, size_t *at)
+{
+    int step, j, d;
+    for (step = 0; step < e->nn; step++) {
+        const pfvm_node *nd = e->g->nodes[step];
+        const pfvm_tensor *y;
+        size_t off = 0;
+        int a, ky;
+        int64_t outer = 1;
+        if (e->skip[step] || nd->n_outputs < 1 || !nd->outputs[0] || nd->outputs[0]->graph != e->g ||
+            (ky = entry_of[nd->outputs[0]->id]) < 0 || e->entries[ky].kind != 0 || e->entries[ky].in_place)
+            continue;
+        y = &e->vals[nd->outputs[0]->id];
+        if (y->dtype == PFVM_STRING || (a = pfvm__node_join_axis(nd, y->rank)) < 0)
+            continue;
+        for (d = 0; d < a; d++)
+            outer *= y->dims[d];
+        for (j = 0; j < nd->n_inputs && outer == 1; j++) {
+            const pfvm_value *x = nd->inputs[j];
+            int kx = x && x->graph == e->g ? entry_of[x->id] : -1;
+            if (kx < 0 || e->entries[kx].kind == 2 || e->vals[x->id].dtype != y->dtype || e->vals[x->id].rank < 0)
+                break; /* no slice known from here on (a size known only when running) */
+            if (off % PFVM_DATA_ALIGN == 0 && pfvm__plan_join_input(e, nd, j, kx, span, start, step)) {
+                e->entries[kx].in_place = 2;
+                span[kx] = ky;
+                at[kx] = off;
+                if (e->entries[kx].first < start[ky])
+                    start[ky] = e->entries[kx].first;
+            }
+            off += (size_t)pfvm_tensor_numel(&e->vals[x->id]) * pfvm_dtype_size(y->dtype);
+        }
+    }
+}
+#endif
+
 /* Chooses arena or dynamic storage, computes lifetimes and offsets. */
 static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
 {
     int i, j, k, n_arena = 0;
     int *last;
     pfvm_value **deps = NULL;
-    int *order, *span;
-    size_t peak = 0;
+    int *order, *span, *start;
+    size_t peak = 0, *at;
     pfvm__arrtrunc(e->entries, 0);
     last = (int *)pfvm__calloc((size_t)e->nv + 1, sizeof *last);
     if (!last)
@@ -1066,14 +1125,22 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         }
     }
     pfvm__free(last);
-    order = (int *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *order);
+    order = (int *)pfvm__calloc(2 * (size_t)stbds_arrlen(e->entries) + 1, sizeof *order);
     span = (int *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + (size_t)e->nv + 1, sizeof *span);
-    if (!order || !span) {
+    at = (size_t *)pfvm__calloc((size_t)stbds_arrlen(e->entries) + 1, sizeof *at);
+    if (!order || !span || !at) {
         pfvm__free(order);
         pfvm__free(span);
+        pfvm__free(at);
         return pfvm__fail(st, PFVM_ERR_NOMEM, "out of memory");
     }
+    start = order + stbds_arrlen(e->entries);
     pfvm__plan_in_place(e, span, span + stbds_arrlen(e->entries));
+    for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
+        start[i] = e->entries[i].first;
+#if PFVM__HAVE_JOIN
+    pfvm__plan_joins(e, span, start, span + stbds_arrlen(e->entries), at);
+#endif
     /* offsets: largest first, each at the lowest offset that does not overlap
      * a placed tensor whose lifetime overlaps; a tensor stored in place
      * takes its input's offset, whose lifetime (span) it extends */
@@ -1097,7 +1164,7 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
             moved = 0;
             for (j = 0; j < i; j++) {
                 pfvm_plan_entry *pj = &e->entries[order[j]];
-                int overlap_time = !(span[order[j]] < pi->first || span[order[i]] < pj->first);
+                int overlap_time = !(span[order[j]] < start[order[i]] || span[order[i]] < start[order[j]]);
                 if (overlap_time && off < pj->offset + pj->bytes && pj->offset < off + pi->bytes) {
                     off = pj->offset + pj->bytes;
                     moved = 1;
@@ -1109,12 +1176,13 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
             e->arena_size = off + pi->bytes;
     }
     for (i = 0; i < (int)stbds_arrlen(e->entries); i++)
-        if (e->entries[i].in_place)
-            e->entries[i].offset = e->entries[span[i]].offset; /* span: the root entry */
+        if (e->entries[i].in_place) /* span: the root entry, or the join's output */
+            e->entries[i].offset = e->entries[span[i]].offset + at[i];
     if (e->arena_size > e->limits.max_arena_bytes || e->arena_size > e->limits.max_total_bytes ||
         e->folded_bytes > e->limits.max_total_bytes - e->arena_size) {
         pfvm__free(order);
         pfvm__free(span);
+        pfvm__free(at);
         if (e->arena_size > e->limits.max_arena_bytes)
             return pfvm__fail(st, PFVM_ERR_NOMEM, "graph '%s': the plan needs an arena of %zu bytes, over the limit of %zu",
                               e->g->name ? e->g->name : "", e->arena_size, e->limits.max_arena_bytes);
@@ -1128,7 +1196,7 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
         size_t live = 0;
         for (i = 0; i < n_arena; i++) {
             pfvm_plan_entry *pi = &e->entries[order[i]];
-            if (pi->first <= k && k <= span[order[i]])
+            if (start[order[i]] <= k && k <= span[order[i]])
                 live += pi->bytes;
         }
         if (live > peak)
@@ -1137,6 +1205,7 @@ static pfvm_code pfvm__plan_memory(pfvm_exec *e, pfvm_status *st)
     e->lower_bound = peak;
     pfvm__free(order);
     pfvm__free(span);
+    pfvm__free(at);
     return PFVM_OK;
 }
 

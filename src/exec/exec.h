@@ -196,7 +196,9 @@ typedef struct pfvm_plan_entry {
     int first, last;        /* node indices of definition and last use */
     int kind;               /* 0 arena, 1 folded constant, 2 dynamic (run time), 3 input/initializer */
     int in_place;           /* arena: 1 when stored over its node's input 0 (same offset), which that
-                               node reads last (PFVM_OP_IN_PLACE kernels such as ScatterElements) */
+                               node reads last (PFVM_OP_IN_PLACE kernels such as ScatterElements);
+                               2 when stored in its slice of the output of a Concat that reads it last
+                               (the Concat copies nothing) */
 } pfvm_plan_entry;
 
 typedef struct pfvm_plan_info {

@@ -742,6 +742,20 @@ typedef struct pfvm__kctx_services {
  * memory, src/ops/accel_lower.c); pfvm_acl_streamed answers it, NULL for
  * operators without the flag */
 #define PFVM__OP_ACCEL_STREAMED 0x08000000u
+/* pfvm_op_def.flags, pfvm's own operators only: output 0 is the inputs one
+ * after another along the axis the `axis` attribute names (1 before opset
+ * 4), and the kernel leaves alone an input already in its place in output
+ * 0; the executor's planner then stores inputs that are contiguous slices of
+ * output 0 there (pfvm__node_join_slice): Concat */
+#define PFVM__OP_JOIN 0x04000000u
+/* 1 where an operator with PFVM__OP_JOIN is linked (always, unless
+ * PFVM_OPS_SELECTED leaves Concat out): the planner's join slices are
+ * compiled only then (flash-bound firmware without Concat) */
+#if !defined(PFVM_OPS_SELECTED) || (defined(PFVM_OP_Concat) && PFVM_OP_Concat)
+#define PFVM__HAVE_JOIN 1
+#else
+#define PFVM__HAVE_JOIN 0
+#endif
 /* PFVM__STORE_CLAMP (the builds whose Conv honors the clamp) is defined in
  * src/ops/fused.h, after PFVM_DISPATCH_CLONES that it reads. */
 /* pfvm:internal-end */

@@ -1366,7 +1366,9 @@ static pfvm_code pfvm__tn_k_concat(pfvm_kctx *k)
     for (j = 0; j < k->n_in; j++) {
         const pfvm_tensor *x = k->in[j];
         int64_t chunk = x->dims[a] * inner;
-        for (o = 0; o < outer; o++)
+        /* the planner stored x in its slice of y (PFVM__OP_JOIN) */
+        int placed = outer == 1 && x->data && x->data == (const char *)y->data + at * inner * (int64_t)pfvm_dtype_size(y->dtype);
+        for (o = 0; o < outer && !placed; o++)
             pfvm_tn_copy(y, (o * dims[a] + at) * inner, x, o * chunk, chunk);
         at += x->dims[a];
     }
@@ -3076,8 +3078,8 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_tensor[] = {
     {"Unsqueeze", "", 1, 12, 1, 1, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_unsqueeze1, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, pfvm_acl_view, NULL, NULL, NULL},
     {"Unsqueeze", "", 13, 0, 2, 2, 1, 1, pfvm__tn_infer_unsqueeze, pfvm__tn_k_unsqueeze, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM_OP_IN_PLACE, pfvm__tn_simp_reshape, pfvm__tn_g_reshape, NULL, NULL, pfvm_acl_view, NULL, NULL, NULL},
     {"Transpose", "", 1, 0, 1, 1, 1, 1, pfvm__tn_infer_transpose, pfvm__tn_k_transpose, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_transpose, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_transpose, pfvm__tn_k_transpose_grad, NULL, NULL, pfvm_acl_transpose, NULL, NULL, NULL},
-    {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL, NULL, NULL},
-    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL, NULL, NULL},
+    {"Concat", "", 1, 3, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis, PFVM__OP_ACCEL_STREAMED | PFVM__OP_JOIN, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL, NULL, NULL},
+    {"Concat", "", 4, 0, 1, -1, 1, 1, pfvm__tn_infer_concat, pfvm__tn_k_concat, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_axis_req, PFVM__OP_ACCEL_STREAMED | PFVM__OP_JOIN, pfvm__tn_simp_concat, pfvm__tn_k_concat_grad, NULL, NULL, pfvm_acl_concat, NULL, NULL, NULL},
     {"Split", "", 1, 0, 1, 2, 1, -1, pfvm__tn_infer_split, pfvm__tn_k_split, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_split, 0, NULL, pfvm__tn_k_split_grad, NULL, NULL, NULL, NULL, NULL, NULL},
     {"Slice", "", 1, 9, 1, 1, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, pfvm__tn_a_slice1, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, pfvm_acl_slice, NULL, NULL, NULL},
     {"Slice", "", 10, 0, 3, 5, 1, 1, pfvm__tn_infer_slice, pfvm__tn_k_slice, NULL, PFVM_FUSE_INJECTIVE, PFVM__TN_ANY, NULL, PFVM__OP_ACCEL_STREAMED, pfvm__tn_simp_slice, pfvm__tn_k_slice_grad, NULL, NULL, pfvm_acl_slice, NULL, NULL, NULL},

@@ -67,6 +67,19 @@ int pfvm__node_in_place(const pfvm_node *n)
     return 1;
 }
 
+#if PFVM__HAVE_JOIN
+int pfvm__node_join_axis(const pfvm_node *n, int rank)
+{
+    int64_t a;
+    if (!n->op || !(n->op->flags & PFVM__OP_JOIN) || n->n_outputs < 1 || rank < 1)
+        return -1;
+    a = pfvm_node_attr_int(n, "axis", n->opset < 4 ? 1 : 0);
+    if (a < 0)
+        a += rank;
+    return a >= 0 && a < rank ? (int)a : -1;
+}
+#endif
+
 /* Index of the last node of g that reads each value of g (graph outputs
  * count as read after the last node); -1 when never read. */
 static int *pfvm__symplan_last_use(const pfvm_graph *g, int n_nodes)

@@ -73,6 +73,14 @@ PFVM_INTERNAL int pfvm__node_data_deps(const pfvm_node *n, pfvm_value ***out);
  * The three planners (the executor's, the symbolic one and the recompute
  * simulation) apply the same rule, so that their numbers agree. */
 PFVM_INTERNAL int pfvm__node_in_place(const pfvm_node *n);
+/* The axis (in [0, rank)) along which n's output 0, of that rank, is its
+ * inputs one after another (PFVM__OP_JOIN: Concat), or -1. The executor's
+ * planner stores such inputs in their slices of the output where each is
+ * one contiguous range of it; the symbolic planner and the recompute
+ * simulation count them apart, so their peaks are upper bounds there. */
+#if PFVM__HAVE_JOIN
+PFVM_INTERNAL int pfvm__node_join_axis(const pfvm_node *n, int rank);
+#endif
 
 #ifdef __cplusplus
 }
