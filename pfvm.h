@@ -34078,9 +34078,11 @@ typedef struct pfvm__nn_dwpar {
     int silu;        /* SiLU of each plane once computed, while in cache (pfvm__kctx_services.silu) */
     int parts, chunks, next;
     int unit; /* planes per unit of the split: the four-plane loops' group, so no chunk repeats a plane */
+#ifdef PFVM__NN_DW_ROWS
     int rows; /* nonzero: the chunks are bands of rows of every plane (pfvm__nn_dw_rows_pay), not runs of planes */
 #ifdef PFVM_HAVE_CLAIMS
     pfvm_claims q; /* the bands' counters */
+#endif
 #endif
 } pfvm__nn_dwpar;
 
@@ -34260,7 +34262,6 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     p.y = y;
     p.cl = cl;
     p.silu = silu;
-    p.rows = 0;
     p.parts = work < PFVM__NN_DW_PAR_MIN ? 1 : PFVM__KTHREADS(k);
     /* chunks in groups of the four-plane loops: a chunk of 6 planes would
      * compute 8 (the last group repeats its last plane), so cutting 96
