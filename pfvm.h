@@ -3975,6 +3975,28 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float a
                                         pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws);
 /* The threads a kernel may split its work over: always 1 in a
  * PFVM_NO_THREADS build, so that the compiler drops the split logic. */
+/* Chunks of a split that the tasks claim from counters, where gcc and
+ * clang's atomics exist without a library (not on Cortex-M0, say), so
+ * that a thread the OS keeps waiting (a loaded machine) leaves its share
+ * to the others. Each task first takes its own run of chunks (task i of
+ * `runs`: [chunks x i / runs, chunks x (i + 1) / runs), in order), then
+ * what is left of the others' runs, each run's counter handing out each
+ * of its chunks once: where the threads keep pace, a thread computes the
+ * same share of every node, and the data stays in its core's cache.
+ * pfvm_claims_take: task i's next chunk, -1 when none is left. Elsewhere
+ * (no PFVM_HAVE_CLAIMS) callers give task i chunks i, i + parts, ... */
+#if !defined(PFVM_NO_THREADS) && defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && \
+    __GCC_ATOMIC_INT_LOCK_FREE == 2
+#define PFVM_HAVE_CLAIMS 1
+#define PFVM_CLAIMS_RUNS 8 /* more tasks than this share one run */
+typedef struct pfvm_claims {
+    int next[PFVM_CLAIMS_RUNS]; /* run r's next chunk */
+    int runs, chunks;
+} pfvm_claims;
+PFVM_INTERNAL void pfvm_claims_init(pfvm_claims *q, int parts, int chunks);
+PFVM_INTERNAL int pfvm_claims_take(pfvm_claims *q, int i);
+#endif
+
 #ifdef PFVM_NO_THREADS
 #define PFVM__KTHREADS(k) ((void)(k), 1)
 #else
@@ -28979,39 +29001,17 @@ PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64
 #define PFVM__LA_STRIP_A_MAX 65536.0
 #endif
 
-/* The tasks take rectangles from counters where gcc and clang's atomics
- * exist without a library (not on Cortex-M0, say), so that a thread that
- * the OS keeps waiting (a loaded machine) leaves its share to the others;
- * elsewhere task i takes rectangles i, i + parts, ... Which thread
- * computes a rectangle never changes its bits.
- *
- * Each task first takes its own run of rectangles (task i of `runs`:
- * [chunks x i / runs, chunks x (i + 1) / runs), in order), then what is
- * left of the others' runs, each run's counter handing out each of its
- * rectangles once. Where the threads keep pace, a thread computes the
- * same share of the output in every node (the columns of a product are
- * the positions of the next one's input, or its residual's): the data
- * stays in that core's cache rather than crossing to the other core, as
- * rectangles taken in turn from one counter did. */
-#if !defined(PFVM_NO_THREADS) && defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && \
-    __GCC_ATOMIC_INT_LOCK_FREE == 2
-#define PFVM__LA_RUNS 8 /* more tasks than this share one run */
-typedef struct pfvm__la_claims {
-    int next[PFVM__LA_RUNS]; /* run r's next rectangle */
-    int runs, chunks;
-} pfvm__la_claims;
-
-static void pfvm__la_claims_init(pfvm__la_claims *q, int parts, int chunks)
+#ifdef PFVM_HAVE_CLAIMS
+PFVM_INTERNAL void pfvm_claims_init(pfvm_claims *q, int parts, int chunks)
 {
     int r;
-    q->runs = parts <= PFVM__LA_RUNS ? parts : 1;
+    q->runs = parts <= PFVM_CLAIMS_RUNS ? parts : 1;
     q->chunks = chunks;
     for (r = 0; r < q->runs; r++)
         q->next[r] = (int)((int64_t)chunks * r / q->runs);
 }
 
-/* Task i's next rectangle, -1 when none is left. */
-static int pfvm__la_take(pfvm__la_claims *q, int i)
+PFVM_INTERNAL int pfvm_claims_take(pfvm_claims *q, int i)
 {
     int k;
     for (k = 0; k < q->runs; k++) {
@@ -29024,10 +29024,19 @@ static int pfvm__la_take(pfvm__la_claims *q, int i)
     }
     return -1;
 }
-#define PFVM__LA_CLAIMS pfvm__la_claims q;
-#define PFVM__LA_CLAIMS_INIT(p) pfvm__la_claims_init(&(p)->q, (p)->parts, (p)->chunks)
-#define PFVM__LA_CLAIM(p, i, c) ((c) = pfvm__la_take(&(p)->q, (i)))
-#define PFVM__LA_NEXT(p, i, c) ((c) = pfvm__la_take(&(p)->q, (i)))
+#endif
+
+/* The tasks take rectangles from counters (pfvm_claims, ops_common.h):
+ * each first its own run, so that where the threads keep pace a thread
+ * computes the same share of the output in every node (the columns of a
+ * product are the positions of the next one's input, or its residual's)
+ * and the data stays in that core's cache. Which thread computes a
+ * rectangle never changes its bits. */
+#ifdef PFVM_HAVE_CLAIMS
+#define PFVM__LA_CLAIMS pfvm_claims q;
+#define PFVM__LA_CLAIMS_INIT(p) pfvm_claims_init(&(p)->q, (p)->parts, (p)->chunks)
+#define PFVM__LA_CLAIM(p, i, c) ((c) = pfvm_claims_take(&(p)->q, (i)))
+#define PFVM__LA_NEXT(p, i, c) ((c) = pfvm_claims_take(&(p)->q, (i)))
 #define PFVM__LA_MORE(p, c) ((c) >= 0)
 #else
 #define PFVM__LA_CLAIMS
@@ -32880,6 +32889,7 @@ typedef struct pfvm__nn_dw4 {
     float b[4];
     float *y[4];
     const float *cl; /* NULL, or the clamp of the results (pfvm__kctx_services.clamp) */
+    int32_t oh0, oh1; /* the output rows computed, [oh0, oh1) */
 } pfvm__nn_dw4;
 
 /* Output columns [o, o + 8) of row oh of the four planes (kernel rows
@@ -33033,7 +33043,7 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_planes4_avx2(const pfvm__
         }
     for (o = 0; o < nb; o++)
         full[o] = pfvm__nn_dw_masks(d, at[o], n, mk[o]);
-    for (oh = 0; oh < d->OH; oh++) {
+    for (oh = q->oh0; oh < q->oh1; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb;
         pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
         for (o = 0; o < nb; o++)
@@ -33213,40 +33223,62 @@ PFVM__NN_DW16X2(pfvm__nn_dw16x2_s1, 1)
 PFVM__NN_DW16X2(pfvm__nn_dw16x2_s2, 2)
 #undef PFVM__NN_DW16X2
 
-/* Four planes row by row in blocks of 16 columns. Returns 0, computing
- * nothing, past PFVM__NN_DW_KWV kernel columns, PFVM__NN_DW16_NB blocks
- * or strides other than 1 and 2. */
-static int pfvm__nn_dw_planes4_avx512(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q)
+/* 1 where the blocks of 16 columns take this window: up to
+ * PFVM__NN_DW_KWV kernel columns, PFVM__NN_DW16_NB blocks, strides 1
+ * and 2. */
+static int pfvm__nn_dw16_fits(const pfvm__nn_2d *d)
 {
-    __mmask16 mk[PFVM__NN_DW16_NB][3 * PFVM__NN_DW_KWV], store = 0xFFFF;
-    int32_t at[PFVM__NN_DW16_NB], nb = 0, o, oh;
+    return d->KW <= PFVM__NN_DW_KWV && (d->SW == 1 || d->SW == 2) && d->OW >= 1 &&
+           (d->OW + 15) / 16 <= PFVM__NN_DW16_NB;
+}
+
+/* A row's blocks of 16 columns (a window that pfvm__nn_dw16_fits takes):
+ * where each starts (the last ending at OW), its masks
+ * (pfvm__nn_dw16_masks) and the lanes stored; made once a node, not per
+ * four planes (a band of two rows of a 7 x 7 plane computes about as
+ * long as its masks take). */
+typedef struct pfvm__nn_dw16_plan {
+    __mmask16 mk[PFVM__NN_DW16_NB][3 * PFVM__NN_DW_KWV];
+    int32_t at[PFVM__NN_DW16_NB], nb;
+    __mmask16 store;
+} pfvm__nn_dw16_plan;
+
+/* 0 where pfvm__nn_dw16_fits does not hold (nothing made). */
+static int pfvm__nn_dw16_plan_make(const pfvm__nn_2d *d, pfvm__nn_dw16_plan *pl)
+{
+    int32_t o;
+    if (!pfvm__nn_dw16_fits(d))
+        return 0;
+    pl->store = d->OW < 16 ? pfvm__nn_dw_m16(0, d->OW) : (__mmask16)0xFFFF;
+    for (o = 0, pl->nb = 0; o < d->OW; o += 16, pl->nb++) {
+        pl->at[pl->nb] = d->OW >= 16 && o + 16 > d->OW ? d->OW - 16 : o;
+        pfvm__nn_dw16_masks(d, pl->at[pl->nb], pl->mk[pl->nb]);
+    }
+    return 1;
+}
+
+/* Rows [q->oh0, q->oh1) of four planes in blocks of 16 columns, two rows
+ * at a time where two remain. */
+static void pfvm__nn_dw16_rows(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, const pfvm__nn_dw16_plan *pl)
+{
+    int32_t o, oh;
     void (*fn)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, int32_t, int32_t, __mmask16,
                const __mmask16 *) = d->SW == 1 ? pfvm__nn_dw16_s1 : pfvm__nn_dw16_s2;
     void (*fn2)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, __mmask16, const __mmask16 *) =
         d->SW == 1 ? pfvm__nn_dw16x2_s1 : pfvm__nn_dw16x2_s2;
-    if (d->KW > PFVM__NN_DW_KWV || (d->SW != 1 && d->SW != 2) || d->OW < 1 ||
-        (d->OW + 15) / 16 > PFVM__NN_DW16_NB)
-        return 0;
-    if (d->OW < 16)
-        store = pfvm__nn_dw_m16(0, d->OW);
-    for (o = 0; o < d->OW; o += 16, nb++) {
-        at[nb] = d->OW >= 16 && o + 16 > d->OW ? d->OW - 16 : o;
-        pfvm__nn_dw16_masks(d, at[nb], mk[nb]);
-    }
-    for (oh = 0; oh < d->OH; oh++) {
+    for (oh = q->oh0; oh < q->oh1; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb;
-        if (oh + 1 < d->OH && d->DH == 1) {
+        if (oh + 1 < q->oh1 && d->DH == 1) {
             /* rows oh and oh + 1 (border rows too: padding rows skipped) */
-            for (o = 0; o < nb; o++)
-                fn2(d, q, ih0, oh, at[o], store, mk[o]);
+            for (o = 0; o < pl->nb; o++)
+                fn2(d, q, ih0, oh, pl->at[o], pl->store, pl->mk[o]);
             oh++;
             continue;
         }
         pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
-        for (o = 0; o < nb; o++)
-            fn(d, q, kha, khb, ih0, oh, at[o], store, mk[o]);
+        for (o = 0; o < pl->nb; o++)
+            fn(d, q, kha, khb, ih0, oh, pl->at[o], pl->store, pl->mk[o]);
     }
-    return 1;
 }
 #endif
 #endif
@@ -34113,6 +34145,22 @@ PFVM_DISPATCH static void pfvm__nn_add_residual(float *y, const float *r, int64_
 #define PFVM__NN_DW_PAR_MIN 16384.0f
 #endif
 
+/* The depthwise split by bands of rows (pfvm__nn_dw_rows_pay): opt-in
+ * (-DPFVM__NN_DW_ROWS), x86 with the AVX-512 blocks and threads only. Not
+ * the default: on the shared 2-core host of round 16 it cost mobilenet_v2
+ * about 6% more thread CPU at two threads (11.7-11.9 ms a run against
+ * 11.0-11.1 split by planes) and balanced worse (1.10-1.12 against
+ * 1.08-1.09), in a state where onnxruntime's own 1t / 2t was well under
+ * 1.9; untried in the state where data crossing cores is slow
+ * (bench/speed.md, round 16). Planes of fewer output rows split by
+ * planes. */
+#if defined(PFVM__NN_DW_ROWS) && !(defined(PFVM_DISPATCH_CLONES) && defined(PFVM_AVX512_KERNELS) && !defined(PFVM_NO_THREADS))
+#undef PFVM__NN_DW_ROWS
+#endif
+#ifndef PFVM__NN_DW_ROWS_MIN
+#define PFVM__NN_DW_ROWS_MIN 4
+#endif
+
 #ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes split over threads: the N x group planes in `chunks`
  * runs, which the tasks take from a shared counter (where gcc and clang
@@ -34126,20 +34174,33 @@ typedef struct pfvm__nn_dwpar {
     int silu;        /* SiLU of each plane once computed, while in cache (pfvm__kctx_services.silu) */
     int parts, chunks, next;
     int unit; /* planes per unit of the split: the four-plane loops' group, so no chunk repeats a plane */
+#ifdef PFVM__NN_DW_ROWS
+    int rows; /* nonzero: the chunks are bands of rows of every plane (pfvm__nn_dw_rows_pay), not runs of planes */
+#ifdef PFVM_HAVE_CLAIMS
+    pfvm_claims q; /* the bands' counters */
+#endif
+#endif
 } pfvm__nn_dwpar;
 
 #ifdef PFVM_DISPATCH_CLONES
-/* Planes [q, q1) four at a time with AVX-512 or AVX2 (the last four repeat the last
- * plane: the same values stored twice); 0 where the four-plane loops do
- * not take this window. */
-static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
+/* Output rows [oh0, oh1) of planes [q, q1) four at a time with AVX-512
+ * or AVX2 (the last four repeat the last plane: the same values stored
+ * twice); 0 where the four-plane loops do not take this window. */
+static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1, int32_t oh0, int32_t oh1)
 {
     const pfvm__nn_geom *g = p->g;
     pfvm__nn_dw4 f;
     int32_t ia, ib;
     int i;
+#ifdef PFVM_AVX512_KERNELS
+    pfvm__nn_dw16_plan pl;
+    int v16;
+#endif
     if (!p->d || !pfvm__nn_have_avx2() || p->d->KW > PFVM__NN_DW_KWV || (p->d->SW != 1 && p->d->SW != 2))
         return 0;
+#ifdef PFVM_AVX512_KERNELS
+    v16 = pfvm__have_avx512() && pfvm__nn_dw16_plan_make(p->d, &pl);
+#endif
     pfvm__nn_inner_cols(p->d, &ia, &ib);
     for (; q < q1; q += 4) {
         for (i = 0; i < 4; i++) {
@@ -34150,14 +34211,18 @@ static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
             f.b[i] = p->bias ? p->bias[gr] : 0.0f;
         }
         f.cl = p->cl;
+        f.oh0 = oh0;
+        f.oh1 = oh1;
 #ifdef PFVM_AVX512_KERNELS
-        if (!pfvm__have_avx512() || !pfvm__nn_dw_planes4_avx512(p->d, &f))
+        if (v16)
+            pfvm__nn_dw16_rows(p->d, &f, &pl);
+        else
 #endif
             if (!pfvm__nn_dw_planes4_avx2(p->d, &f, ia, ib))
-                return 0; /* the first call already: nothing computed */
+            return 0; /* the first call already: nothing computed */
 #ifdef PFVM__STORE_SILU
         for (i = 0; p->silu && i < 4 && q + i < q1; i++) /* each plane once */
-            pfvm_ew_silu_rows(f.y[i], 0, 1, (ptrdiff_t)g->out_plane);
+            pfvm_ew_silu_rows(f.y[i] + (ptrdiff_t)oh0 * p->d->OW, 0, 1, (ptrdiff_t)(oh1 - oh0) * p->d->OW);
 #endif
     }
     return 1;
@@ -34168,7 +34233,7 @@ static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
 {
     const pfvm__nn_geom *g = p->g;
 #ifdef PFVM_DISPATCH_CLONES
-    if (q < q1 && pfvm__nn_dw_planes4(p, q, q1))
+    if (q < q1 && p->d && pfvm__nn_dw_planes4(p, q, q1, 0, p->d->OH))
         return;
 #endif
     for (; q < q1; q++) {
@@ -34214,11 +34279,56 @@ static void pfvm__nn_dw_chunk(const pfvm__nn_dwpar *p, int64_t planes, int c)
 }
 #endif
 
+#ifdef PFVM__NN_DW_ROWS
+/* 1 where the split goes by bands of output rows of every plane rather
+ * than by planes: the 1x1 Convs around a depthwise one split by
+ * positions (pfvm__la_split's columns, task i the i-th share), so a band
+ * of rows reads the rows its task's core wrote and writes the positions
+ * the next node's task reads, where a run of planes read half of each of
+ * its planes from the other core (round 15, two threads). AVX-512's
+ * blocks of 16 only (they take any window that pfvm__nn_dw16_fits
+ * accepts, so a band never falls back to the one-plane loops), and only
+ * with a band of at least two rows per task (the two-row body). */
+static int pfvm__nn_dw_rows_pay(const pfvm__nn_dwpar *p)
+{
+    return p->d && pfvm__have_avx512() && pfvm__nn_dw16_fits(p->d) && p->d->OH >= PFVM__NN_DW_ROWS_MIN &&
+           (p->d->OH + 1) / 2 >= p->parts;
+}
+
+/* Band c of p->chunks: rows in pairs (the two-row body's), every plane. */
+static void pfvm__nn_dw_band(const pfvm__nn_dwpar *p, int c)
+{
+    int64_t pairs = (p->d->OH + 1) / 2;
+    int32_t r0 = (int32_t)(2 * (pairs * c / p->chunks)), r1 = (int32_t)(2 * (pairs * (c + 1) / p->chunks));
+    if (r1 > p->d->OH)
+        r1 = p->d->OH;
+    (void)pfvm__nn_dw_planes4(p, 0, p->g->N * p->g->group, r0, r1);
+}
+
+/* Task i's bands: its own run first (pfvm_claims), then the others' left. */
+static void pfvm__nn_dw_bands(pfvm__nn_dwpar *p, int i)
+{
+    int c;
+#ifdef PFVM_HAVE_CLAIMS
+    for (c = pfvm_claims_take(&p->q, i); c >= 0; c = pfvm_claims_take(&p->q, i))
+#else
+    for (c = i; c < p->chunks; c += p->parts)
+#endif
+        pfvm__nn_dw_band(p, c);
+}
+#endif
+
 static void pfvm__nn_dw_part(void *ctx, int i)
 {
     pfvm__nn_dwpar *p = (pfvm__nn_dwpar *)ctx;
     int64_t planes = p->g->N * p->g->group;
     int c;
+#ifdef PFVM__NN_DW_ROWS
+    if (p->rows) {
+        pfvm__nn_dw_bands(p, i);
+        return;
+    }
+#endif
 #if defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && __GCC_ATOMIC_INT_LOCK_FREE == 2
     (void)i;
     for (c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED); c < p->chunks;
@@ -34269,6 +34379,16 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 #ifdef PFVM_DISPATCH_CLONES
     (void)pfvm__nn_have_avx2(); /* its cached answer, set before the threads read it */
     (void)pfvm__have_avx512();
+#endif
+#ifdef PFVM__NN_DW_ROWS
+    p.rows = pfvm__nn_dw_rows_pay(&p);
+    if (p.rows) { /* bands of row pairs, four a task (a thread kept waiting leaves some) */
+        int64_t pairs = (d->OH + 1) / 2;
+        p.chunks = pairs < (int64_t)p.parts * 4 ? (int)pairs : p.parts * 4;
+#ifdef PFVM_HAVE_CLAIMS
+        pfvm_claims_init(&p.q, p.parts, p.chunks);
+#endif
+    }
 #endif
     pfvm_kctx_parallel(k, p.parts, pfvm__nn_dw_part, &p);
 }

@@ -312,11 +312,14 @@ static void check_conv(const char *what, const int64_t *dx, const int64_t *dw, i
                        int const_w);
 
 /* A depthwise Conv (and its Relu) over 2 x 37 planes of 29 x 31, stride
- * `stride`: the split cuts the planes in groups of the four-plane loops,
- * across the batch; every plane must hold the bits one thread gives. */
-static void check_depthwise(int stride)
+ * `stride`, a kernel x kernel window: the split cuts the planes in groups
+ * of the four-plane loops, across the batch, or (-DPFVM__NN_DW_ROWS builds) every plane in
+ * bands of row pairs, an odd row last; every plane must hold the bits one
+ * thread gives. */
+static void check_depthwise(int stride, int64_t kernel)
 {
-    int64_t dx[4] = {2, 37, 29, 31}, dw[4] = {37, 1, 3, 3};
+    int64_t dx[4] = {2, 37, 29, 31}, dw[4] = {37, 1, 0, 0};
+    dw[2] = dw[3] = kernel;
     check_conv("depthwise", dx, dw, 37, stride, 0);
 }
 
@@ -509,8 +512,10 @@ int main(int argc, char **argv)
         check_matmul(61, 77, 333);   /* edges everywhere */
         check_elementwise(0);
         check_elementwise(1);
-        check_depthwise(1);
-        check_depthwise(2);
+        check_depthwise(1, 3);
+        check_depthwise(2, 3);
+        check_depthwise(1, 5); /* efficientnet_b0's windows: two padding rows a side */
+        check_depthwise(2, 5);
         check_one_column(48, 1152); /* efficientnet_b0's last squeeze-excite products */
         check_one_column(1152, 48);
         check_one_column(28, 672);

@@ -1930,39 +1930,17 @@ PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64
 #define PFVM__LA_STRIP_A_MAX 65536.0
 #endif
 
-/* The tasks take rectangles from counters where gcc and clang's atomics
- * exist without a library (not on Cortex-M0, say), so that a thread that
- * the OS keeps waiting (a loaded machine) leaves its share to the others;
- * elsewhere task i takes rectangles i, i + parts, ... Which thread
- * computes a rectangle never changes its bits.
- *
- * Each task first takes its own run of rectangles (task i of `runs`:
- * [chunks x i / runs, chunks x (i + 1) / runs), in order), then what is
- * left of the others' runs, each run's counter handing out each of its
- * rectangles once. Where the threads keep pace, a thread computes the
- * same share of the output in every node (the columns of a product are
- * the positions of the next one's input, or its residual's): the data
- * stays in that core's cache rather than crossing to the other core, as
- * rectangles taken in turn from one counter did. */
-#if !defined(PFVM_NO_THREADS) && defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && \
-    __GCC_ATOMIC_INT_LOCK_FREE == 2
-#define PFVM__LA_RUNS 8 /* more tasks than this share one run */
-typedef struct pfvm__la_claims {
-    int next[PFVM__LA_RUNS]; /* run r's next rectangle */
-    int runs, chunks;
-} pfvm__la_claims;
-
-static void pfvm__la_claims_init(pfvm__la_claims *q, int parts, int chunks)
+#ifdef PFVM_HAVE_CLAIMS
+PFVM_INTERNAL void pfvm_claims_init(pfvm_claims *q, int parts, int chunks)
 {
     int r;
-    q->runs = parts <= PFVM__LA_RUNS ? parts : 1;
+    q->runs = parts <= PFVM_CLAIMS_RUNS ? parts : 1;
     q->chunks = chunks;
     for (r = 0; r < q->runs; r++)
         q->next[r] = (int)((int64_t)chunks * r / q->runs);
 }
 
-/* Task i's next rectangle, -1 when none is left. */
-static int pfvm__la_take(pfvm__la_claims *q, int i)
+PFVM_INTERNAL int pfvm_claims_take(pfvm_claims *q, int i)
 {
     int k;
     for (k = 0; k < q->runs; k++) {
@@ -1975,10 +1953,19 @@ static int pfvm__la_take(pfvm__la_claims *q, int i)
     }
     return -1;
 }
-#define PFVM__LA_CLAIMS pfvm__la_claims q;
-#define PFVM__LA_CLAIMS_INIT(p) pfvm__la_claims_init(&(p)->q, (p)->parts, (p)->chunks)
-#define PFVM__LA_CLAIM(p, i, c) ((c) = pfvm__la_take(&(p)->q, (i)))
-#define PFVM__LA_NEXT(p, i, c) ((c) = pfvm__la_take(&(p)->q, (i)))
+#endif
+
+/* The tasks take rectangles from counters (pfvm_claims, ops_common.h):
+ * each first its own run, so that where the threads keep pace a thread
+ * computes the same share of the output in every node (the columns of a
+ * product are the positions of the next one's input, or its residual's)
+ * and the data stays in that core's cache. Which thread computes a
+ * rectangle never changes its bits. */
+#ifdef PFVM_HAVE_CLAIMS
+#define PFVM__LA_CLAIMS pfvm_claims q;
+#define PFVM__LA_CLAIMS_INIT(p) pfvm_claims_init(&(p)->q, (p)->parts, (p)->chunks)
+#define PFVM__LA_CLAIM(p, i, c) ((c) = pfvm_claims_take(&(p)->q, (i)))
+#define PFVM__LA_NEXT(p, i, c) ((c) = pfvm_claims_take(&(p)->q, (i)))
 #define PFVM__LA_MORE(p, c) ((c) >= 0)
 #else
 #define PFVM__LA_CLAIMS

@@ -172,6 +172,28 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float a
                                         pfvm_la_pack_fn pack, void *user, float *c, int64_t ldc, float *ws);
 /* The threads a kernel may split its work over: always 1 in a
  * PFVM_NO_THREADS build, so that the compiler drops the split logic. */
+/* Chunks of a split that the tasks claim from counters, where gcc and
+ * clang's atomics exist without a library (not on Cortex-M0, say), so
+ * that a thread the OS keeps waiting (a loaded machine) leaves its share
+ * to the others. Each task first takes its own run of chunks (task i of
+ * `runs`: [chunks x i / runs, chunks x (i + 1) / runs), in order), then
+ * what is left of the others' runs, each run's counter handing out each
+ * of its chunks once: where the threads keep pace, a thread computes the
+ * same share of every node, and the data stays in its core's cache.
+ * pfvm_claims_take: task i's next chunk, -1 when none is left. Elsewhere
+ * (no PFVM_HAVE_CLAIMS) callers give task i chunks i, i + parts, ... */
+#if !defined(PFVM_NO_THREADS) && defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && \
+    __GCC_ATOMIC_INT_LOCK_FREE == 2
+#define PFVM_HAVE_CLAIMS 1
+#define PFVM_CLAIMS_RUNS 8 /* more tasks than this share one run */
+typedef struct pfvm_claims {
+    int next[PFVM_CLAIMS_RUNS]; /* run r's next chunk */
+    int runs, chunks;
+} pfvm_claims;
+PFVM_INTERNAL void pfvm_claims_init(pfvm_claims *q, int parts, int chunks);
+PFVM_INTERNAL int pfvm_claims_take(pfvm_claims *q, int i);
+#endif
+
 #ifdef PFVM_NO_THREADS
 #define PFVM__KTHREADS(k) ((void)(k), 1)
 #else
