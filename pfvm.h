@@ -606,6 +606,11 @@ typedef struct pfvm__chunk pfvm__chunk;
 typedef struct pfvm_arena {
     pfvm__chunk *head;
     size_t total;
+    /* a block's least size when not 0 (else PFVM_ARENA_CHUNK): a scratch
+     * arena that needs little, freed and made again many times, leaves
+     * small holes in the heap instead of 16 KB ones that the allocations
+     * between its uses carve up (each next block then grows the heap) */
+    size_t chunk;
 } pfvm_arena;
 
 
@@ -5096,12 +5101,12 @@ struct pfvm__chunk {
 PFVM_INTERNAL void *pfvm__arena_alloc(pfvm_arena *a, size_t size)
 {
     pfvm__chunk *c = a->head;
-    size_t need = (size + 15) & ~(size_t)15;
+    size_t need = (size + 15) & ~(size_t)15, least = a->chunk ? a->chunk : PFVM__CHUNK_MIN;
     unsigned char *p;
     if (need < size)
         return NULL;
     if (!c || c->size - c->used < need) {
-        size_t csize = need > PFVM__CHUNK_MIN ? need : PFVM__CHUNK_MIN, total;
+        size_t csize = need > least ? need : least, total;
         if (!pfvm__add_size(csize, PFVM__CHUNK_HDR, &total))
             return NULL;
         c = (pfvm__chunk *)pfvm__malloc(total);
@@ -5110,7 +5115,7 @@ PFVM_INTERNAL void *pfvm__arena_alloc(pfvm_arena *a, size_t size)
         c->size = csize;
         c->used = 0;
         /* big blocks go behind the head so the head's free space survives */
-        if (a->head && need > PFVM__CHUNK_MIN) {
+        if (a->head && need > least) {
             c->next = a->head->next;
             a->head->next = c;
         } else {
@@ -22776,6 +22781,7 @@ static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, p
     pfvm_status st;
     int nv = (int)stbds_arrlen(body->values), i, j, ok = 1;
     memset(&arena, 0, sizeof arena);
+    arena.chunk = 1024; /* one per group at bind: small blocks (pfvm_arena) */
     iv = (pfvm_ival *)pfvm__arena_alloc(&arena, sizeof *iv * (size_t)(nv + 1));
     if (!iv) {
         pfvm__arena_free(&arena);

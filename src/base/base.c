@@ -803,12 +803,12 @@ struct pfvm__chunk {
 PFVM_INTERNAL void *pfvm__arena_alloc(pfvm_arena *a, size_t size)
 {
     pfvm__chunk *c = a->head;
-    size_t need = (size + 15) & ~(size_t)15;
+    size_t need = (size + 15) & ~(size_t)15, least = a->chunk ? a->chunk : PFVM__CHUNK_MIN;
     unsigned char *p;
     if (need < size)
         return NULL;
     if (!c || c->size - c->used < need) {
-        size_t csize = need > PFVM__CHUNK_MIN ? need : PFVM__CHUNK_MIN, total;
+        size_t csize = need > least ? need : least, total;
         if (!pfvm__add_size(csize, PFVM__CHUNK_HDR, &total))
             return NULL;
         c = (pfvm__chunk *)pfvm__malloc(total);
@@ -817,7 +817,7 @@ PFVM_INTERNAL void *pfvm__arena_alloc(pfvm_arena *a, size_t size)
         c->size = csize;
         c->used = 0;
         /* big blocks go behind the head so the head's free space survives */
-        if (a->head && need > PFVM__CHUNK_MIN) {
+        if (a->head && need > least) {
             c->next = a->head->next;
             a->head->next = c;
         } else {

@@ -480,6 +480,11 @@ typedef struct pfvm__chunk pfvm__chunk;
 typedef struct pfvm_arena {
     pfvm__chunk *head;
     size_t total;
+    /* a block's least size when not 0 (else PFVM_ARENA_CHUNK): a scratch
+     * arena that needs little, freed and made again many times, leaves
+     * small holes in the heap instead of 16 KB ones that the allocations
+     * between its uses carve up (each next block then grows the heap) */
+    size_t chunk;
 } pfvm_arena;
 
 /* Zeroed, 16-byte aligned memory owned by the arena; NULL on failure. */

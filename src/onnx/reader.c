@@ -1141,8 +1141,14 @@ static pfvm_code pfvm__onnx_vinfo_apply(pfvm__onnx_rd *r, const pfvm__onnx_vinfo
     return PFVM_OK;
 }
 
-/* The roles of a ValueInfoProto in a graph. */
+/* The roles of a ValueInfoProto in a graph: its GraphProto field number
+ * less input's (input 11, output 12, value_info 13; pfvm__onnx_graph_each). */
 enum { PFVM__ONNX_VI_INPUT, PFVM__ONNX_VI_OUTPUT, PFVM__ONNX_VI_INFO };
+typedef char pfvm__onnx_vi_role_check[pfvm__pb_GraphProto_output_tag - pfvm__pb_GraphProto_input_tag == PFVM__ONNX_VI_OUTPUT &&
+                                              pfvm__pb_GraphProto_value_info_tag - pfvm__pb_GraphProto_input_tag ==
+                                                  PFVM__ONNX_VI_INFO
+                                          ? 1
+                                          : -1];
 
 /* A ValueInfoProto of g: a graph input, a graph output or a value_info
  * entry (one function: the three read, name and type a value alike).
@@ -1180,21 +1186,6 @@ static pfvm_code pfvm__onnx_graph_vinfo(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__o
         return pfvm__onnx_nomem(r);
     v->has_value_info = 1;
     return PFVM_OK;
-}
-
-static pfvm_code pfvm__onnx_graph_input(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
-{
-    return pfvm__onnx_graph_vinfo(r, g, sp, PFVM__ONNX_VI_INPUT);
-}
-
-static pfvm_code pfvm__onnx_graph_output(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
-{
-    return pfvm__onnx_graph_vinfo(r, g, sp, PFVM__ONNX_VI_OUTPUT);
-}
-
-static pfvm_code pfvm__onnx_graph_value_info(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__onnx_slice sp)
-{
-    return pfvm__onnx_graph_vinfo(r, g, sp, PFVM__ONNX_VI_INFO);
 }
 
 static pfvm_code pfvm__onnx_graph(pfvm__onnx_rd *r, pfvm__onnx_slice sp, pfvm_graph *parent, pfvm_node *owner,
@@ -1629,8 +1620,9 @@ typedef pfvm_code (*pfvm__onnx_graph_fn)(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__
 
 /* Runs fn on every field of GraphProto sp with field number `want`, in
  * their order (a field kind read in one pass over the bytes: no list of
- * the fields is kept). A malformed message fails in the first pass,
- * before anything is built. */
+ * the fields is kept); fn NULL: the field is a ValueInfoProto of the role
+ * its number gives (pfvm__onnx_graph_vinfo: no wrapper a role). A
+ * malformed message fails in the first pass, before anything is built. */
 static pfvm_code pfvm__onnx_graph_each(pfvm__onnx_rd *r, pfvm__onnx_slice sp, uint32_t want, pfvm__onnx_graph_fn fn,
                                        pfvm_graph *g)
 {
@@ -1646,7 +1638,8 @@ static pfvm_code pfvm__onnx_graph_each(pfvm__onnx_rd *r, pfvm__onnx_slice sp, ui
                 break;
         } else if (!pfvm__onnx_span(&s, wt, &x)) {
             break;
-        } else if ((rc = fn(r, g, x)) != PFVM_OK) {
+        } else if ((rc = fn ? fn(r, g, x) : pfvm__onnx_graph_vinfo(r, g, x, (int)(want - pfvm__pb_GraphProto_input_tag))) !=
+                   PFVM_OK) {
             return rc;
         }
     }
@@ -1721,15 +1714,15 @@ static pfvm_code pfvm__onnx_graph_body(pfvm__onnx_rd *r, pfvm_graph *g, pfvm__on
 #if PFVM__ONNX_DOCS
         {pfvm__pb_GraphProto_doc_string_tag, pfvm__onnx_graph_doc},
 #endif
-        {pfvm__pb_GraphProto_input_tag, pfvm__onnx_graph_input},
+        {pfvm__pb_GraphProto_input_tag, NULL},
         {pfvm__pb_GraphProto_initializer_tag, pfvm__onnx_init},
         {pfvm__pb_GraphProto_sparse_initializer_tag, pfvm__onnx_sparse_init},
 #ifndef PFVM_PLANNED_ONLY
         {pfvm__pb_GraphProto_node_tag, pfvm__onnx_predeclare},
 #endif
         {pfvm__pb_GraphProto_node_tag, pfvm__onnx_node},
-        {pfvm__pb_GraphProto_output_tag, pfvm__onnx_graph_output},
-        {pfvm__pb_GraphProto_value_info_tag, pfvm__onnx_graph_value_info},
+        {pfvm__pb_GraphProto_output_tag, NULL},
+        {pfvm__pb_GraphProto_value_info_tag, NULL},
     };
     size_t i;
     pfvm_code rc = PFVM_OK;

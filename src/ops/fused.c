@@ -428,6 +428,7 @@ static int pfvm__fz_dtypes(const pfvm_graph *body, const pfvm_dtype *in_dtype, p
     pfvm_status st;
     int nv = (int)stbds_arrlen(body->values), i, j, ok = 1;
     memset(&arena, 0, sizeof arena);
+    arena.chunk = 1024; /* one per group at bind: small blocks (pfvm_arena) */
     iv = (pfvm_ival *)pfvm__arena_alloc(&arena, sizeof *iv * (size_t)(nv + 1));
     if (!iv) {
         pfvm__arena_free(&arena);
