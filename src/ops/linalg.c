@@ -936,7 +936,12 @@ static void pfvm__la_edge_tile(pfvm__la_tile_run run, const void *ctx, int strip
 {
     float tile[PFVM__LA_MR_MAX * PFVM__LA_NR_MAX], tbias[PFVM__LA_MR_MAX];
     const int64_t need = (mr + 3) / 4 * 4; /* rows of 4-row kernels covering the tile */
+#ifdef PFVM__LA_X86
     const int four = need <= strip_mr && ((mr >= 4 && nr == width) || need < strip_mr);
+#else /* strips of 4 rows at most: an edge tile is never a whole group (flash on a Cortex-M) */
+    const int four = 0;
+    (void)need;
+#endif
     int64_t r, rows, i, j;
     if (mr == strip_mr && nr == width) {
         run(ctx, 0, 0, c, ldc, bias, cl);
