@@ -116,6 +116,8 @@ typedef struct pfvm__la_kern {
     pfvm__la_kern_fn fn;
     pfvm__la_kern_fn fn4; /* the first 4 rows of a strip only (for the last strip of A) */
     pfvm__la_kern_fn half; /* all rows, the first nr/2 columns only (NULL: none) */
+    pfvm__la_kern_fn half4; /* the first 4 rows and nr/2 columns (with half) */
+    pfvm__la_kern_fn quarter, quarter4; /* as half and half4 for nr/4 columns (NULL: none) */
 } pfvm__la_kern;
 
 #define PFVM__LA_PMR 4  /* portable kernel: rows */
@@ -666,6 +668,11 @@ static void pfvm__la_kern_t4d1(ptrdiff_t kc, const float *a, ptrdiff_t as_m, con
         }                                                 \
         ROWS(PFVM__LA_STORE_H)                            \
     }
+/* A micro-kernel's head (pfvm__la_kern_fn), compiled for target tgt. */
+#define PFVM__LA_KERN(tgt, name)                                                                                \
+    __attribute__((target(tgt))) static void name(int64_t kc, const float *ap, const float *bp, int64_t ldb,     \
+                                                  int64_t b1, float *c, int64_t ldc, float alpha, const float *bias, \
+                                                  const float *cl)
 #define PFVM__LA_ROWS4(X) X(0) X(1) X(2) X(3)
 #define PFVM__LA_ROWS6(X) PFVM__LA_ROWS4(X) X(4) X(5)
 #define PFVM__LA_ROWS12(X) PFVM__LA_ROWS6(X) X(6) X(7) X(8) X(9) X(10) X(11)
@@ -679,18 +686,23 @@ static void pfvm__la_kern_t4d1(ptrdiff_t kc, const float *a, ptrdiff_t as_m, con
 #define STORE _mm256_storeu_ps
 #define MIN _mm256_min_ps
 #define MAX _mm256_max_ps
-__attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2(int64_t kc, const float *ap, const float *bp,
-                                                                    int64_t ldb, int64_t b1, float *c, int64_t ldc,
-                                                                    float alpha, const float *bias, const float *cl)
+PFVM__LA_KERN("avx2,fma", pfvm__la_kern_avx2)
 PFVM__LA_BODY(PFVM__LA_ROWS6, 6)
-__attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2_4(int64_t kc, const float *ap, const float *bp,
-                                                                      int64_t ldb, int64_t b1, float *c, int64_t ldc,
-                                                                    float alpha, const float *bias, const float *cl)
+PFVM__LA_KERN("avx2,fma", pfvm__la_kern_avx2_4)
 PFVM__LA_BODY(PFVM__LA_ROWS4, 6)
-__attribute__((target("avx2,fma"))) static void pfvm__la_kern_avx2_h(int64_t kc, const float *ap, const float *bp,
-                                                                      int64_t ldb, int64_t b1, float *c, int64_t ldc,
-                                                                      float alpha, const float *bias, const float *cl)
+PFVM__LA_KERN("avx2,fma", pfvm__la_kern_avx2_h)
 PFVM__LA_BODY_H(PFVM__LA_ROWS6, 6)
+PFVM__LA_KERN("avx2,fma", pfvm__la_kern_avx2_h4)
+PFVM__LA_BODY_H(PFVM__LA_ROWS4, 6)
+#ifdef PFVM_AVX512_KERNELS
+/* The AVX-512 tile's last 8 columns or fewer (a 7x7 plane's 49th, a 14x14
+ * one's last 4): one 8-float vector per row, a quarter of the whole
+ * tile's work (strips of 12 rows; AVX-512 CPUs have AVX2). */
+PFVM__LA_KERN("avx2,fma", pfvm__la_kern_avx512_q)
+PFVM__LA_BODY_H(PFVM__LA_ROWS12, 12)
+PFVM__LA_KERN("avx2,fma", pfvm__la_kern_avx512_q4)
+PFVM__LA_BODY_H(PFVM__LA_ROWS4, 12)
+#endif
 #undef V
 #undef W
 #undef ZERO
@@ -711,20 +723,16 @@ PFVM__LA_BODY_H(PFVM__LA_ROWS6, 6)
 #define STORE _mm512_storeu_ps
 #define MIN _mm512_min_ps
 #define MAX _mm512_max_ps
-__attribute__((target("avx512f"))) static void pfvm__la_kern_avx512(int64_t kc, const float *ap, const float *bp,
-                                                                     int64_t ldb, int64_t b1, float *c, int64_t ldc,
-                                                                    float alpha, const float *bias, const float *cl)
+PFVM__LA_KERN("avx512f", pfvm__la_kern_avx512)
 PFVM__LA_BODY(PFVM__LA_ROWS12, 12)
-__attribute__((target("avx512f"))) static void pfvm__la_kern_avx512_4(int64_t kc, const float *ap, const float *bp,
-                                                                       int64_t ldb, int64_t b1, float *c, int64_t ldc,
-                                                                    float alpha, const float *bias, const float *cl)
+PFVM__LA_KERN("avx512f", pfvm__la_kern_avx512_4)
 PFVM__LA_BODY(PFVM__LA_ROWS4, 12)
 /* The last 16 columns or fewer of a product (a 14x14 plane's last 4, a
  * 28x28 one's last 16): one vector per row, half the whole tile's work. */
-__attribute__((target("avx512f"))) static void pfvm__la_kern_avx512_h(int64_t kc, const float *ap, const float *bp,
-                                                                       int64_t ldb, int64_t b1, float *c, int64_t ldc,
-                                                                       float alpha, const float *bias, const float *cl)
+PFVM__LA_KERN("avx512f", pfvm__la_kern_avx512_h)
 PFVM__LA_BODY_H(PFVM__LA_ROWS12, 12)
+PFVM__LA_KERN("avx512f", pfvm__la_kern_avx512_h4)
+PFVM__LA_BODY_H(PFVM__LA_ROWS4, 12)
 #ifdef PFVM__LA_CONV_S1
 /* The stride-1 convolution's kernels (pfvm_la_conv_s1): the AVX-512
  * kernel's tile (12 output channels x 32 output positions, A packed as
@@ -797,16 +805,18 @@ static int pfvm__la_have_avx2(void)
 static const pfvm__la_kern *pfvm__la_pick(void)
 {
 #ifdef PFVM__LA_T4
-    static const pfvm__la_kern portable = {4, 4, pfvm__la_kern_t4, pfvm__la_kern_t4, NULL};
+    static const pfvm__la_kern portable = {4, 4, pfvm__la_kern_t4, pfvm__la_kern_t4, NULL, NULL, NULL, NULL};
 #else
-    static const pfvm__la_kern portable = {PFVM__LA_PMR, PFVM__LA_PNR, pfvm__la_kern_c, pfvm__la_kern_c, NULL};
+    static const pfvm__la_kern portable = {PFVM__LA_PMR, PFVM__LA_PNR, pfvm__la_kern_c, pfvm__la_kern_c, NULL, NULL, NULL, NULL};
 #endif
 #ifdef PFVM__LA_X86
-    static const pfvm__la_kern avx2 = {6, 16, pfvm__la_kern_avx2, pfvm__la_kern_avx2_4, pfvm__la_kern_avx2_h};
+    static const pfvm__la_kern avx2 = {6, 16, pfvm__la_kern_avx2, pfvm__la_kern_avx2_4, pfvm__la_kern_avx2_h,
+                                       pfvm__la_kern_avx2_h4, NULL, NULL};
     int have_avx2 = pfvm__la_have_avx2();
 #ifdef PFVM_AVX512_KERNELS
     static const pfvm__la_kern avx512 = {12, 32, pfvm__la_kern_avx512, pfvm__la_kern_avx512_4,
-                                          pfvm__la_kern_avx512_h};
+                                          pfvm__la_kern_avx512_h, pfvm__la_kern_avx512_h4, pfvm__la_kern_avx512_q,
+                                          pfvm__la_kern_avx512_q4};
     if (pfvm__have_avx512())
         return &avx512;
 #endif
@@ -907,46 +917,104 @@ static void pfvm__la_chunks(pfvm__la_kern_fn fn, int mr_stride, int64_t kc, cons
     }
 }
 
-/* One micro-tile at the edge of C (mr x nr of the kernel's tile): with
- * all columns, groups of 4 rows go straight to C (fn4); for the rest, the
- * kernel runs on the whole strip (a strip shifted by 4 rows would read
- * past its end) into a tile on the stack that holds C's entries, so that
- * they round as in a whole tile. Half a tile's columns or fewer take the
- * half-width kernel where there is one (the same operations per entry).
- * bias and cl: the tile's epilogue (pfvm__la_chunks), bias[0..mr). */
+/* How an edge tile runs its kernels (pfvm__la_edge_tile): on C at c
+ * (rows ldc apart), the kernel of the strip's 4 rows r..r+3 (four) or of
+ * the whole strip (four 0, r 0), with the epilogue bias (the kernel's
+ * rows) and cl of pfvm__la_chunks. */
+typedef void (*pfvm__la_tile_run)(const void *ctx, int four, int64_t r, float *c, int64_t ldc, const float *bias,
+                                  const float *cl);
+
+/* One mr x nr tile at the edge of C, for kernels of strip_mr rows and
+ * width columns. Groups of 4 rows with all columns go straight to C; the
+ * others run into a tile on the stack that holds C's entries, so that
+ * they round as in a whole tile: by 4 rows where the strip holds them
+ * and that is less work than the whole strip (a 4-row kernel shifted past
+ * the strip's end would read past it), else the whole strip once. Each
+ * entry takes the same operations whichever kernel computes it. */
+static void pfvm__la_edge_tile(pfvm__la_tile_run run, const void *ctx, int strip_mr, int width, float *c,
+                               int64_t ldc, int64_t mr, int64_t nr, const float *bias, const float *cl)
+{
+    float tile[PFVM__LA_MR_MAX * PFVM__LA_NR_MAX], tbias[PFVM__LA_MR_MAX];
+    const int64_t need = (mr + 3) / 4 * 4; /* rows of 4-row kernels covering the tile */
+#ifdef PFVM__LA_X86
+    const int four = need <= strip_mr && ((mr >= 4 && nr == width) || need < strip_mr);
+#else /* strips of 4 rows at most: an edge tile is never a whole group (flash on a Cortex-M) */
+    const int four = 0;
+    (void)need;
+#endif
+    int64_t r, rows, i, j;
+    if (mr == strip_mr && nr == width) {
+        run(ctx, 0, 0, c, ldc, bias, cl);
+        return;
+    }
+    for (r = 0; r < mr; r += rows) {
+        const int64_t t0 = four ? r : 0; /* C's row in the kernel's row 0 */
+        rows = four && mr - r > 4 ? 4 : mr - r;
+        if (four && rows == 4 && nr == width) {
+            run(ctx, 1, r, c + r * ldc, ldc, bias ? bias + r : NULL, cl);
+            continue;
+        }
+        memset(tile, 0, sizeof(float) * (size_t)((four ? 4 : strip_mr) * PFVM__LA_NR_MAX));
+        for (i = r; i < r + rows; i++)
+            for (j = 0; j < nr; j++)
+                tile[(i - t0) * PFVM__LA_NR_MAX + j] = c[i * ldc + j];
+        if (bias) { /* the kernel reads its rows' bias: none past row mr */
+            memset(tbias, 0, sizeof tbias);
+            for (i = r; i < r + rows; i++)
+                tbias[i - t0] = bias[i];
+        }
+        run(ctx, four, t0, tile, PFVM__LA_NR_MAX, bias ? tbias : NULL, cl);
+        for (i = r; i < r + rows; i++)
+            for (j = 0; j < nr; j++)
+                c[i * ldc + j] = tile[(i - t0) * PFVM__LA_NR_MAX + j];
+    }
+}
+
+/* The engine's edge tiles: the kernels of one width over a packed strip. */
+typedef struct pfvm__la_edge_ctx {
+    pfvm__la_kern_fn fn, fn4;
+    int mr;
+    int64_t kc, ldb, b1;
+    const float *ap, *bp;
+    float alpha;
+} pfvm__la_edge_ctx;
+
+static void pfvm__la_edge_run(const void *ctx, int four, int64_t r, float *c, int64_t ldc, const float *bias,
+                              const float *cl)
+{
+    const pfvm__la_edge_ctx *x = (const pfvm__la_edge_ctx *)ctx;
+    pfvm__la_chunks(four ? x->fn4 : x->fn, x->mr, x->kc, x->ap + r, x->bp, x->ldb, x->b1, c, ldc, x->alpha, bias, cl);
+}
+
+/* One micro-tile at the edge of C (mr x nr of the kernel's tile), by
+ * pfvm__la_edge_tile; half or a quarter of a tile's columns or fewer take
+ * the narrower kernels where there are some, and three quarters or fewer
+ * a half tile and a quarter one (the same operations per entry: a 7x7
+ * plane's 49 columns are 32 + 16 + 8 lanes, not 2 x 32). bias and cl: the
+ * tile's epilogue (pfvm__la_chunks), bias[0..mr). */
 static void pfvm__la_edge(const pfvm__la_kern *kn, int64_t kc, const float *ap, const float *bp, int64_t ldb, int64_t b1,
                           float *c, int64_t ldc, float alpha, int64_t mr, int64_t nr, const float *bias,
                           const float *cl)
 {
-    float tile[PFVM__LA_MR_MAX * PFVM__LA_NR_MAX], tbias[PFVM__LA_MR_MAX];
-    int64_t r = 0, i, j;
-    pfvm__la_kern_fn fn = kn->fn;
-    if (kn->half && nr <= kn->nr / 2) {
-        fn = kn->half;
-        if (nr == kn->nr / 2 && mr == kn->mr) {
-            pfvm__la_chunks(fn, kn->mr, kc, ap, bp, ldb, b1, c, ldc, alpha, bias, cl);
-            return;
-        }
-    } else if (nr == kn->nr && kn->mr > 4)
-        for (; mr - r >= 4; r += 4)
-            pfvm__la_chunks(kn->fn4, kn->mr, kc, ap + r, bp, ldb, b1, c + r * ldc, ldc, alpha, bias ? bias + r : NULL,
-                            cl);
-    if (r == mr)
+    pfvm__la_edge_ctx x;
+    int width = kn->nr;
+    x.fn = kn->fn;
+    x.fn4 = kn->fn4;
+    if (kn->quarter && nr <= kn->nr / 4) {
+        x.fn = kn->quarter;
+        x.fn4 = kn->quarter4;
+        width = kn->nr / 4;
+    } else if (kn->half && nr <= kn->nr / 2) {
+        x.fn = kn->half;
+        x.fn4 = kn->half4;
+        width = kn->nr / 2;
+    } else if (kn->quarter && nr <= kn->nr / 2 + kn->nr / 4) { /* the second half's columns are b1 on */
+        pfvm__la_edge(kn, kc, ap, bp, ldb, b1, c, ldc, alpha, mr, kn->nr / 2, bias, cl);
+        pfvm__la_edge(kn, kc, ap, bp + b1, ldb, b1, c + kn->nr / 2, ldc, alpha, mr, nr - kn->nr / 2, bias, cl);
         return;
-    memset(tile, 0, sizeof tile);
-    for (i = r; i < mr; i++)
-        for (j = 0; j < nr; j++)
-            tile[i * PFVM__LA_NR_MAX + j] = c[i * ldc + j];
-    if (bias) { /* the kernel reads a whole strip's bias: none past row mr */
-        memset(tbias, 0, sizeof tbias);
-        for (i = 0; i < mr; i++)
-            tbias[i] = bias[i];
-        bias = tbias;
     }
-    pfvm__la_chunks(fn, kn->mr, kc, ap, bp, ldb, b1, tile, PFVM__LA_NR_MAX, alpha, bias, cl);
-    for (i = r; i < mr; i++)
-        for (j = 0; j < nr; j++)
-            c[i * ldc + j] = tile[i * PFVM__LA_NR_MAX + j];
+    x.mr = kn->mr, x.kc = kc, x.ldb = ldb, x.b1 = b1, x.ap = ap, x.bp = bp, x.alpha = alpha;
+    pfvm__la_edge_tile(pfvm__la_edge_run, &x, kn->mr, width, c, ldc, mr, nr, bias, cl);
 }
 
 /* The offset of a kernel's second vector of B in packed panels. */
@@ -2244,51 +2312,37 @@ static void pfvm__la_cv_masks(const pfvm__la_cvpar *p, int64_t j, __mmask16 *mk)
     }
 }
 
-/* pfvm__la_chunks for the convolution's kernels. */
-static void pfvm__la_cv_chunks(pfvm__la_cv_fn fn, int64_t kc, const float *ap, const float *xb, const ptrdiff_t *off,
-                               const unsigned char *tap, const __mmask16 *mk, float *c, int64_t ldc, const float *bias,
-                               const float *cl)
+/* The convolution's tiles (pfvm__la_edge_tile's run): pfvm__la_chunks
+ * for its kernels, over the strip at ap. */
+typedef struct pfvm__la_cv_ctx {
+    int64_t kc;
+    const float *ap, *xb;
+    const ptrdiff_t *off;
+    const unsigned char *tap;
+    const __mmask16 *mk;
+} pfvm__la_cv_ctx;
+
+static void pfvm__la_cv_run(const void *ctx, int four, int64_t r, float *c, int64_t ldc, const float *bias,
+                            const float *cl)
 {
+    const pfvm__la_cv_ctx *x = (const pfvm__la_cv_ctx *)ctx;
+    pfvm__la_cv_fn fn = four ? pfvm__la_cv_avx512_4 : pfvm__la_cv_avx512;
     int64_t p, q;
-    for (p = 0; p < kc; p += q) {
-        q = kc - p < PFVM_LA_KC ? kc - p : PFVM_LA_KC;
-        fn(q, ap + p * 12, xb, off + p, tap + p, mk, c, ldc, 1.0f, p == 0 ? bias : NULL, p + q >= kc ? cl : NULL);
+    for (p = 0; p < x->kc; p += q) {
+        q = x->kc - p < PFVM_LA_KC ? x->kc - p : PFVM_LA_KC;
+        fn(q, x->ap + r + p * 12, x->xb, x->off + p, x->tap + p, x->mk, c, ldc, 1.0f, p == 0 ? bias : NULL,
+           p + q >= x->kc ? cl : NULL);
     }
 }
 
-/* One mr x nr tile (at most 12 x 32), as pfvm__la_edge: whole columns
- * 4 rows at a time straight to C, the rest through a tile on the stack
- * holding C's entries (so that they round as in a whole tile). */
+/* One mr x nr tile (at most 12 x 32), as the engine's (pfvm__la_edge_tile). */
 static void pfvm__la_cv_tile(int64_t kc, const float *ap, const float *xb, const ptrdiff_t *off,
                              const unsigned char *tap, const __mmask16 *mk, float *c, int64_t ldc, int64_t mr,
                              int64_t nr, const float *bias, const float *cl)
 {
-    float tile[12 * PFVM__LA_CV_NR], tbias[12];
-    int64_t r = 0, i, j;
-    if (mr == 12 && nr == PFVM__LA_CV_NR) {
-        pfvm__la_cv_chunks(pfvm__la_cv_avx512, kc, ap, xb, off, tap, mk, c, ldc, bias, cl);
-        return;
-    }
-    if (nr == PFVM__LA_CV_NR)
-        for (; mr - r >= 4; r += 4)
-            pfvm__la_cv_chunks(pfvm__la_cv_avx512_4, kc, ap + r, xb, off, tap, mk, c + r * ldc, ldc,
-                               bias ? bias + r : NULL, cl);
-    if (r == mr)
-        return;
-    memset(tile, 0, sizeof tile);
-    for (i = r; i < mr; i++)
-        for (j = 0; j < nr; j++)
-            tile[i * PFVM__LA_CV_NR + j] = c[i * ldc + j];
-    if (bias) { /* the kernel reads a whole strip's bias: none past row mr */
-        memset(tbias, 0, sizeof tbias);
-        for (i = 0; i < mr; i++)
-            tbias[i] = bias[i];
-        bias = tbias;
-    }
-    pfvm__la_cv_chunks(pfvm__la_cv_avx512, kc, ap, xb, off, tap, mk, tile, PFVM__LA_CV_NR, bias, cl);
-    for (i = r; i < mr; i++)
-        for (j = 0; j < nr; j++)
-            c[i * ldc + j] = tile[i * PFVM__LA_CV_NR + j];
+    pfvm__la_cv_ctx x;
+    x.kc = kc, x.ap = ap, x.xb = xb, x.off = off, x.tap = tap, x.mk = mk;
+    pfvm__la_edge_tile(pfvm__la_cv_run, &x, 12, PFVM__LA_CV_NR, c, ldc, mr, nr, bias, cl);
 }
 
 /* Rows i0..i1 (of whole strips) and columns j0..j1 (of whole tiles) of C. */
@@ -3138,12 +3192,38 @@ static pfvm_code pfvm__la_gemm_bias(pfvm_kctx *k, const pfvm_tensor *Cb, float b
  * four look-ups a run were about 400 instructions a Gemm on a Cortex-M4
  * (the mlp's two: 3,200 multiply-adds). */
 typedef struct pfvm__la_gemm_st {
-    const pfvm_node *node; /* whose attributes: a state of another kind is not taken */
+    const pfvm_node *node; /* whose attributes (nodes live as long as their model, so no other node can have
+                            * this address while an executor of the model holds the state) */
     int ta, tb;
     float alpha, beta;     /* float attributes, kept in float: a float32 model's Gemm needs no double arithmetic */
     void *pack;            /* x86 with AVX-512: B packed for batch-1 products (pfvm__la_gemv_pack); 32-bit Arm:
                             * small transposed B packed in fours (pfvm__la_bpack); else NULL */
 } pfvm__la_gemm_st;
+
+#if (defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)) || defined(PFVM__LA_BPACK)
+/* 1 when data is the storage of an initializer of n's model (of n's graph,
+ * the graphs around it, or the main graph: a fused group's head reads the
+ * main graph's): the model owns it for its life, unchanged from plan to
+ * plan, so weights packed from it are kept between plans and found again
+ * by address. Other constants (B = W * s folded at bind from an input)
+ * live in the plan's storage, which the next plan reuses, so the same
+ * address can then hold other weights: those are not packed. */
+static int pfvm__la_inits_hold(const pfvm_graph *g, const void *data)
+{
+    int i;
+    for (; g; g = g->parent)
+        for (i = 0; i < pfvm_graph_num_initializers(g); i++)
+            if (g->inits[i]->init && g->inits[i]->init->data == data)
+                return 1;
+    return 0;
+}
+
+static int pfvm__la_model_owned(const pfvm_node *n, const void *data)
+{
+    const pfvm_graph *g = n->graph;
+    return g && (pfvm__la_inits_hold(g, data) || (g->model && pfvm__la_inits_hold(g->model->graph, data)));
+}
+#endif
 
 static void pfvm__la_gemm_read(const pfvm_node *n, pfvm__la_gemm_st *a)
 {
@@ -3232,7 +3312,8 @@ static const pfvm__la_gemv_pack *pfvm__la_gemv_pack_of(const pfvm__la_gemm_st *s
 }
 
 /* Part of Gemm's prepare hook: packs a constant float B given transposed
- * (transB 1, as classifiers have it; B's rows are C's columns) and large
+ * (transB 1, as classifiers have it; B's rows are C's columns), an
+ * initializer's (pfvm__la_model_owned), and large
  * enough to matter (64K weights and more) for the batch-1 product above,
  * into st->pack. A B in rows (transB 0) keeps pfvm__la_gemv_rows, which
  * streams it already. Anything it cannot use it leaves to the kernel. */
@@ -3244,7 +3325,7 @@ static pfvm_code pfvm__la_prep_gemv(const pfvm_kctx *k, const pfvm_tensor *const
     int64_t n, kk, q, p, j, np;
     size_t floats;
     if (!PFVM_PREPACK || !pfvm__have_avx512() || !tb || !B || B->dtype != PFVM_FLOAT || !B->data || B->rank != 2 ||
-        !A || A->dtype != PFVM_FLOAT || pfvm_tensor_numel(B) < 65536)
+        !A || A->dtype != PFVM_FLOAT || pfvm_tensor_numel(B) < 65536 || !pfvm__la_model_owned(k->node, B->data))
         return PFVM_OK;
     n = B->dims[tb ? 0 : 1];
     kk = B->dims[tb ? 1 : 0];
@@ -3340,9 +3421,9 @@ typedef struct pfvm__la_bpack {
 
 /* Part of Gemm's prepare hook on 32-bit Arm: packs B (pfvm__la_bpack) into
  * st->pack when pfvm__la_gemm_bp will take the product: A float and not
- * transposed, rows a multiple of 4, B a constant float transposed with at
- * least 4 rows, K at most PFVM_LA_KC. Otherwise it leaves the kernel as
- * it was. */
+ * transposed, rows a multiple of 4, B an initializer's float (it stays
+ * between plans: pfvm__la_model_owned) transposed with at least 4 rows, K
+ * at most PFVM_LA_KC. Otherwise it leaves the kernel as it was. */
 static pfvm_code pfvm__la_prep_bpack(const pfvm_kctx *k, const pfvm_tensor *const *consts, pfvm__la_gemm_st *st)
 {
     const pfvm_tensor *B = k->n_in > 1 ? consts[1] : NULL, *A = k->in[0];
@@ -3355,7 +3436,7 @@ static pfvm_code pfvm__la_prep_bpack(const pfvm_kctx *k, const pfvm_tensor *cons
     n = B->dims[0];
     kk = B->dims[1];
     n4 = n / 4 * 4;
-    if (n4 < 4 || kk < 1 || kk > PFVM_LA_KC || n4 * kk > PFVM_LA_BPACK_MAX)
+    if (n4 < 4 || kk < 1 || kk > PFVM_LA_KC || n4 * kk > PFVM_LA_BPACK_MAX || !pfvm__la_model_owned(k->node, B->data))
         return PFVM_OK;
     if (old && old->b == B->data && old->n == n && old->k == kk)
         return PFVM_OK; /* packed when last bound */
@@ -3413,10 +3494,10 @@ static pfvm_code pfvm__la_prep_gemm(const pfvm_kctx *k, const pfvm_tensor *const
     if (!a || *free_fn != pfvm__la_gemm_st_free || a->node != k->node) {
         if (!(a = (pfvm__la_gemm_st *)pfvm__calloc(1, sizeof *a)))
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory for its attributes");
-        pfvm__la_gemm_read(k->node, a);
         *state = a;
         *free_fn = pfvm__la_gemm_st_free;
     }
+    pfvm__la_gemm_read(k->node, a); /* once a plan: attributes set since the last one count */
 #if defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)
     return pfvm__la_prep_gemv(k, consts, a);
 #elif defined(PFVM__LA_BPACK)
