@@ -3195,7 +3195,7 @@ typedef struct pfvm__kctx_services {
 /* 1 where an operator with PFVM__OP_JOIN is linked (always, unless
  * PFVM_OPS_SELECTED leaves Concat out): the planner's join slices are
  * compiled only then (flash-bound firmware without Concat) */
-#if !defined(PFVM_OPS_SELECTED) || (defined(PFVM_OP_Concat) && PFVM_OP_Concat)
+#if !defined(PFVM_OPS_SELECTED) || PFVM_OP_Concat + 0 == 1
 #define PFVM__HAVE_JOIN 1
 #else
 #define PFVM__HAVE_JOIN 0
@@ -3989,10 +3989,10 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float a
  * of its chunks once: where the threads keep pace, a thread computes the
  * same share of every node, and the data stays in its core's cache.
  * pfvm_claims_take: task i's next chunk, -1 when none is left. Elsewhere
- * (no PFVM_HAVE_CLAIMS) callers give task i chunks i, i + parts, ... */
+ * (no PFVM__HAVE_CLAIMS) callers give task i chunks i, i + parts, ... */
 #if !defined(PFVM_NO_THREADS) && defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && \
     __GCC_ATOMIC_INT_LOCK_FREE == 2
-#define PFVM_HAVE_CLAIMS 1
+#define PFVM__HAVE_CLAIMS 1
 #define PFVM_CLAIMS_RUNS 8 /* more tasks than this share one run */
 typedef struct pfvm_claims {
     int next[PFVM_CLAIMS_RUNS]; /* run r's next chunk */
@@ -29075,7 +29075,7 @@ PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64
 #define PFVM__LA_STRIP_A_MAX 65536.0
 #endif
 
-#ifdef PFVM_HAVE_CLAIMS
+#ifdef PFVM__HAVE_CLAIMS
 PFVM_INTERNAL void pfvm_claims_init(pfvm_claims *q, int parts, int chunks)
 {
     int r;
@@ -29106,7 +29106,7 @@ PFVM_INTERNAL int pfvm_claims_take(pfvm_claims *q, int i)
  * product are the positions of the next one's input, or its residual's)
  * and the data stays in that core's cache. Which thread computes a
  * rectangle never changes its bits. */
-#ifdef PFVM_HAVE_CLAIMS
+#ifdef PFVM__HAVE_CLAIMS
 #define PFVM__LA_CLAIMS pfvm_claims q;
 #define PFVM__LA_CLAIMS_INIT(p) pfvm_claims_init(&(p)->q, (p)->parts, (p)->chunks)
 #define PFVM__LA_CLAIM(p, i, c) ((c) = pfvm_claims_take(&(p)->q, (i)))
@@ -34263,7 +34263,7 @@ typedef struct pfvm__nn_dwpar {
     int unit; /* planes per unit of the split: the four-plane loops' group, so no chunk repeats a plane */
 #ifdef PFVM__NN_DW_ROWS
     int rows; /* nonzero: the chunks are bands of rows of every plane (pfvm__nn_dw_rows_pay), not runs of planes */
-#ifdef PFVM_HAVE_CLAIMS
+#ifdef PFVM__HAVE_CLAIMS
     pfvm_claims q; /* the bands' counters */
 #endif
 #endif
@@ -34396,7 +34396,7 @@ static void pfvm__nn_dw_band(const pfvm__nn_dwpar *p, int c)
 static void pfvm__nn_dw_bands(pfvm__nn_dwpar *p, int i)
 {
     int c;
-#ifdef PFVM_HAVE_CLAIMS
+#ifdef PFVM__HAVE_CLAIMS
     for (c = pfvm_claims_take(&p->q, i); c >= 0; c = pfvm_claims_take(&p->q, i))
 #else
     for (c = i; c < p->chunks; c += p->parts)
@@ -34472,7 +34472,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     if (p.rows) { /* bands of row pairs, four a task (a thread kept waiting leaves some) */
         int64_t pairs = (d->OH + 1) / 2;
         p.chunks = pairs < (int64_t)p.parts * 4 ? (int)pairs : p.parts * 4;
-#ifdef PFVM_HAVE_CLAIMS
+#ifdef PFVM__HAVE_CLAIMS
         pfvm_claims_init(&p.q, p.parts, p.chunks);
 #endif
     }

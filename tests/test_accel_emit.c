@@ -715,7 +715,7 @@ static void check_deal(void)
     CHECK_MSG(last_cycles > 0 && last_cycles <= 321, "TransformerEncoder: %.0f cycles, want at most 321", last_cycles);
 }
 
-/* The split LayerNormalization (pfvm__acl_ln_stream) in two phases: the
+/* The split LayerNormalization (accel_lower.c's streamed LayerNorm) in two phases: the
  * chunks shifted by their row's first element, their sums and sums of
  * squares; then the mean and mean square from the pairs, the scale and the
  * store. A row's eight chunks sit on consecutive PEs (deal_run), so its

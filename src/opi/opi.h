@@ -751,7 +751,7 @@ typedef struct pfvm__kctx_services {
 /* 1 where an operator with PFVM__OP_JOIN is linked (always, unless
  * PFVM_OPS_SELECTED leaves Concat out): the planner's join slices are
  * compiled only then (flash-bound firmware without Concat) */
-#if !defined(PFVM_OPS_SELECTED) || (defined(PFVM_OP_Concat) && PFVM_OP_Concat)
+#if !defined(PFVM_OPS_SELECTED) || PFVM_OP_Concat + 0 == 1
 #define PFVM__HAVE_JOIN 1
 #else
 #define PFVM__HAVE_JOIN 0

@@ -1998,7 +1998,7 @@ PFVM_INTERNAL float *pfvm_la_workspace(pfvm_kctx *k, int64_t m, int64_t n, int64
 #define PFVM__LA_STRIP_A_MAX 65536.0
 #endif
 
-#ifdef PFVM_HAVE_CLAIMS
+#ifdef PFVM__HAVE_CLAIMS
 PFVM_INTERNAL void pfvm_claims_init(pfvm_claims *q, int parts, int chunks)
 {
     int r;
@@ -2029,7 +2029,7 @@ PFVM_INTERNAL int pfvm_claims_take(pfvm_claims *q, int i)
  * product are the positions of the next one's input, or its residual's)
  * and the data stays in that core's cache. Which thread computes a
  * rectangle never changes its bits. */
-#ifdef PFVM_HAVE_CLAIMS
+#ifdef PFVM__HAVE_CLAIMS
 #define PFVM__LA_CLAIMS pfvm_claims q;
 #define PFVM__LA_CLAIMS_INIT(p) pfvm_claims_init(&(p)->q, (p)->parts, (p)->chunks)
 #define PFVM__LA_CLAIM(p, i, c) ((c) = pfvm_claims_take(&(p)->q, (i)))

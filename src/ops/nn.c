@@ -2503,7 +2503,7 @@ typedef struct pfvm__nn_dwpar {
     int unit; /* planes per unit of the split: the four-plane loops' group, so no chunk repeats a plane */
 #ifdef PFVM__NN_DW_ROWS
     int rows; /* nonzero: the chunks are bands of rows of every plane (pfvm__nn_dw_rows_pay), not runs of planes */
-#ifdef PFVM_HAVE_CLAIMS
+#ifdef PFVM__HAVE_CLAIMS
     pfvm_claims q; /* the bands' counters */
 #endif
 #endif
@@ -2636,7 +2636,7 @@ static void pfvm__nn_dw_band(const pfvm__nn_dwpar *p, int c)
 static void pfvm__nn_dw_bands(pfvm__nn_dwpar *p, int i)
 {
     int c;
-#ifdef PFVM_HAVE_CLAIMS
+#ifdef PFVM__HAVE_CLAIMS
     for (c = pfvm_claims_take(&p->q, i); c >= 0; c = pfvm_claims_take(&p->q, i))
 #else
     for (c = i; c < p->chunks; c += p->parts)
@@ -2712,7 +2712,7 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
     if (p.rows) { /* bands of row pairs, four a task (a thread kept waiting leaves some) */
         int64_t pairs = (d->OH + 1) / 2;
         p.chunks = pairs < (int64_t)p.parts * 4 ? (int)pairs : p.parts * 4;
-#ifdef PFVM_HAVE_CLAIMS
+#ifdef PFVM__HAVE_CLAIMS
         pfvm_claims_init(&p.q, p.parts, p.chunks);
 #endif
     }

@@ -181,10 +181,10 @@ PFVM_INTERNAL void pfvm_la_sgemm_packed(int64_t m, int64_t n, int64_t k, float a
  * of its chunks once: where the threads keep pace, a thread computes the
  * same share of every node, and the data stays in its core's cache.
  * pfvm_claims_take: task i's next chunk, -1 when none is left. Elsewhere
- * (no PFVM_HAVE_CLAIMS) callers give task i chunks i, i + parts, ... */
+ * (no PFVM__HAVE_CLAIMS) callers give task i chunks i, i + parts, ... */
 #if !defined(PFVM_NO_THREADS) && defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && \
     __GCC_ATOMIC_INT_LOCK_FREE == 2
-#define PFVM_HAVE_CLAIMS 1
+#define PFVM__HAVE_CLAIMS 1
 #define PFVM_CLAIMS_RUNS 8 /* more tasks than this share one run */
 typedef struct pfvm_claims {
     int next[PFVM_CLAIMS_RUNS]; /* run r's next chunk */
