@@ -197,7 +197,7 @@ static void check_distinct_weights(void)
         pfvm_accel_stats stats;
         pfvm_value *v[4], *w[3], *in2[2];
         const pfvm_sym *sx[2];
-        char *prog = NULL, name[8];
+        char *prog = NULL, name[16];
         pfvm_model_set_opset(m, "", 17, &st);
         for (i = 0; i < 4; i++) {
             snprintf(name, sizeof name, "v%d", i);
