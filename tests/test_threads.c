@@ -313,9 +313,8 @@ static void check_conv(const char *what, const int64_t *dx, const int64_t *dw, i
 
 /* A depthwise Conv (and its Relu) over 2 x 37 planes of 29 x 31, stride
  * `stride`, a kernel x kernel window: the split cuts the planes in groups
- * of the four-plane loops, across the batch, or (-DPFVM__NN_DW_ROWS builds) every plane in
- * bands of row pairs, an odd row last; every plane must hold the bits one
- * thread gives. */
+ * of the four-plane loops, across the batch; every plane must hold the
+ * bits one thread gives. */
 static void check_depthwise(int stride, int64_t kernel)
 {
     int64_t dx[4] = {2, 37, 29, 31}, dw[4] = {37, 1, 0, 0};

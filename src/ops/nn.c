@@ -1216,7 +1216,6 @@ typedef struct pfvm__nn_dw4 {
     float b[4];
     float *y[4];
     const float *cl; /* NULL, or the clamp of the results (pfvm__kctx_services.clamp) */
-    int32_t oh0, oh1; /* the output rows computed, [oh0, oh1) */
 } pfvm__nn_dw4;
 
 /* Output columns [o, o + 8) of row oh of the four planes (kernel rows
@@ -1370,7 +1369,7 @@ __attribute__((target("avx2"))) static int pfvm__nn_dw_planes4_avx2(const pfvm__
         }
     for (o = 0; o < nb; o++)
         full[o] = pfvm__nn_dw_masks(d, at[o], n, mk[o]);
-    for (oh = q->oh0; oh < q->oh1; oh++) {
+    for (oh = 0; oh < d->OH; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb;
         pfvm__nn_dw_range(d->KH, d->DH, ih0, 0, d->H, &kha, &khb);
         for (o = 0; o < nb; o++)
@@ -1584,8 +1583,8 @@ static int pfvm__nn_dw16_plan_make(const pfvm__nn_2d *d, pfvm__nn_dw16_plan *pl)
     return 1;
 }
 
-/* Rows [q->oh0, q->oh1) of four planes in blocks of 16 columns, two rows
- * at a time where two remain. */
+/* Four planes in blocks of 16 columns, two rows at a time where two
+ * remain. */
 static void pfvm__nn_dw16_rows(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, const pfvm__nn_dw16_plan *pl)
 {
     int32_t o, oh;
@@ -1593,9 +1592,9 @@ static void pfvm__nn_dw16_rows(const pfvm__nn_2d *d, const pfvm__nn_dw4 *q, cons
                const __mmask16 *) = d->SW == 1 ? pfvm__nn_dw16_s1 : pfvm__nn_dw16_s2;
     void (*fn2)(const pfvm__nn_2d *, const pfvm__nn_dw4 *, int32_t, int32_t, int32_t, __mmask16, const __mmask16 *) =
         d->SW == 1 ? pfvm__nn_dw16x2_s1 : pfvm__nn_dw16x2_s2;
-    for (oh = q->oh0; oh < q->oh1; oh++) {
+    for (oh = 0; oh < d->OH; oh++) {
         int32_t ih0 = oh * d->SH - d->PT, kha, khb;
-        if (oh + 1 < q->oh1 && d->DH == 1) {
+        if (oh + 1 < d->OH && d->DH == 1) {
             /* rows oh and oh + 1 (border rows too: padding rows skipped) */
             for (o = 0; o < pl->nb; o++)
                 fn2(d, q, ih0, oh, pl->at[o], pl->store, pl->mk[o]);
@@ -2472,22 +2471,6 @@ PFVM_DISPATCH static void pfvm__nn_add_residual(float *y, const float *r, int64_
 #define PFVM__NN_DW_PAR_MIN 16384.0f
 #endif
 
-/* The depthwise split by bands of rows (pfvm__nn_dw_rows_pay): opt-in
- * (-DPFVM__NN_DW_ROWS), x86 with the AVX-512 blocks and threads only. Not
- * the default: on the shared 2-core host of round 16 it cost mobilenet_v2
- * about 6% more thread CPU at two threads (11.7-11.9 ms a run against
- * 11.0-11.1 split by planes) and balanced worse (1.10-1.12 against
- * 1.08-1.09), in a state where onnxruntime's own 1t / 2t was well under
- * 1.9; untried in the state where data crossing cores is slow
- * (bench/speed.md, round 16). Planes of fewer output rows split by
- * planes. */
-#if defined(PFVM__NN_DW_ROWS) && !(defined(PFVM_DISPATCH_CLONES) && defined(PFVM_AVX512_KERNELS) && !defined(PFVM_NO_THREADS))
-#undef PFVM__NN_DW_ROWS
-#endif
-#ifndef PFVM__NN_DW_ROWS_MIN
-#define PFVM__NN_DW_ROWS_MIN 4
-#endif
-
 #ifndef PFVM_CONV_NO_DEPTHWISE
 /* Depthwise planes split over threads: the N x group planes in `chunks`
  * runs, which the tasks take from a shared counter (where gcc and clang
@@ -2501,19 +2484,13 @@ typedef struct pfvm__nn_dwpar {
     int silu;        /* SiLU of each plane once computed, while in cache (pfvm__kctx_services.silu) */
     int parts, chunks, next;
     int unit; /* planes per unit of the split: the four-plane loops' group, so no chunk repeats a plane */
-#ifdef PFVM__NN_DW_ROWS
-    int rows; /* nonzero: the chunks are bands of rows of every plane (pfvm__nn_dw_rows_pay), not runs of planes */
-#ifdef PFVM__HAVE_CLAIMS
-    pfvm_claims q; /* the bands' counters */
-#endif
-#endif
 } pfvm__nn_dwpar;
 
 #ifdef PFVM_DISPATCH_CLONES
-/* Output rows [oh0, oh1) of planes [q, q1) four at a time with AVX-512
- * or AVX2 (the last four repeat the last plane: the same values stored
- * twice); 0 where the four-plane loops do not take this window. */
-static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1, int32_t oh0, int32_t oh1)
+/* Planes [q, q1) four at a time with AVX-512 or AVX2 (the last four
+ * repeat the last plane: the same values stored twice); 0 where the
+ * four-plane loops do not take this window. */
+static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
 {
     const pfvm__nn_geom *g = p->g;
     pfvm__nn_dw4 f;
@@ -2538,8 +2515,6 @@ static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1, i
             f.b[i] = p->bias ? p->bias[gr] : 0.0f;
         }
         f.cl = p->cl;
-        f.oh0 = oh0;
-        f.oh1 = oh1;
 #ifdef PFVM_AVX512_KERNELS
         if (v16)
             pfvm__nn_dw16_rows(p->d, &f, &pl);
@@ -2549,7 +2524,7 @@ static int pfvm__nn_dw_planes4(const pfvm__nn_dwpar *p, int64_t q, int64_t q1, i
             return 0; /* the first call already: nothing computed */
 #ifdef PFVM__STORE_SILU
         for (i = 0; p->silu && i < 4 && q + i < q1; i++) /* each plane once */
-            pfvm_ew_silu_rows(f.y[i] + (ptrdiff_t)oh0 * p->d->OW, 0, 1, (ptrdiff_t)(oh1 - oh0) * p->d->OW);
+            pfvm_ew_silu_rows(f.y[i], 0, 1, (ptrdiff_t)g->out_plane);
 #endif
     }
     return 1;
@@ -2560,7 +2535,7 @@ static void pfvm__nn_dw_planes(const pfvm__nn_dwpar *p, int64_t q, int64_t q1)
 {
     const pfvm__nn_geom *g = p->g;
 #ifdef PFVM_DISPATCH_CLONES
-    if (q < q1 && p->d && pfvm__nn_dw_planes4(p, q, q1, 0, p->d->OH))
+    if (q < q1 && p->d && pfvm__nn_dw_planes4(p, q, q1))
         return;
 #endif
     for (; q < q1; q++) {
@@ -2606,56 +2581,11 @@ static void pfvm__nn_dw_chunk(const pfvm__nn_dwpar *p, int64_t planes, int c)
 }
 #endif
 
-#ifdef PFVM__NN_DW_ROWS
-/* 1 where the split goes by bands of output rows of every plane rather
- * than by planes: the 1x1 Convs around a depthwise one split by
- * positions (pfvm__la_split's columns, task i the i-th share), so a band
- * of rows reads the rows its task's core wrote and writes the positions
- * the next node's task reads, where a run of planes read half of each of
- * its planes from the other core (round 15, two threads). AVX-512's
- * blocks of 16 only (they take any window that pfvm__nn_dw16_fits
- * accepts, so a band never falls back to the one-plane loops), and only
- * with a band of at least two rows per task (the two-row body). */
-static int pfvm__nn_dw_rows_pay(const pfvm__nn_dwpar *p)
-{
-    return p->d && pfvm__have_avx512() && pfvm__nn_dw16_fits(p->d) && p->d->OH >= PFVM__NN_DW_ROWS_MIN &&
-           (p->d->OH + 1) / 2 >= p->parts;
-}
-
-/* Band c of p->chunks: rows in pairs (the two-row body's), every plane. */
-static void pfvm__nn_dw_band(const pfvm__nn_dwpar *p, int c)
-{
-    int64_t pairs = (p->d->OH + 1) / 2;
-    int32_t r0 = (int32_t)(2 * (pairs * c / p->chunks)), r1 = (int32_t)(2 * (pairs * (c + 1) / p->chunks));
-    if (r1 > p->d->OH)
-        r1 = p->d->OH;
-    (void)pfvm__nn_dw_planes4(p, 0, p->g->N * p->g->group, r0, r1);
-}
-
-/* Task i's bands: its own run first (pfvm_claims), then the others' left. */
-static void pfvm__nn_dw_bands(pfvm__nn_dwpar *p, int i)
-{
-    int c;
-#ifdef PFVM__HAVE_CLAIMS
-    for (c = pfvm_claims_take(&p->q, i); c >= 0; c = pfvm_claims_take(&p->q, i))
-#else
-    for (c = i; c < p->chunks; c += p->parts)
-#endif
-        pfvm__nn_dw_band(p, c);
-}
-#endif
-
 static void pfvm__nn_dw_part(void *ctx, int i)
 {
     pfvm__nn_dwpar *p = (pfvm__nn_dwpar *)ctx;
     int64_t planes = p->g->N * p->g->group;
     int c;
-#ifdef PFVM__NN_DW_ROWS
-    if (p->rows) {
-        pfvm__nn_dw_bands(p, i);
-        return;
-    }
-#endif
 #if defined(__GNUC__) && defined(__GCC_ATOMIC_INT_LOCK_FREE) && __GCC_ATOMIC_INT_LOCK_FREE == 2
     (void)i;
     for (c = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED); c < p->chunks;
@@ -2706,16 +2636,6 @@ static void pfvm__nn_conv_dw(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm__n
 #ifdef PFVM_DISPATCH_CLONES
     (void)pfvm__nn_have_avx2(); /* its cached answer, set before the threads read it */
     (void)pfvm__have_avx512();
-#endif
-#ifdef PFVM__NN_DW_ROWS
-    p.rows = pfvm__nn_dw_rows_pay(&p);
-    if (p.rows) { /* bands of row pairs, four a task (a thread kept waiting leaves some) */
-        int64_t pairs = (d->OH + 1) / 2;
-        p.chunks = pairs < (int64_t)p.parts * 4 ? (int)pairs : p.parts * 4;
-#ifdef PFVM__HAVE_CLAIMS
-        pfvm_claims_init(&p.q, p.parts, p.chunks);
-#endif
-    }
 #endif
     pfvm_kctx_parallel(k, p.parts, pfvm__nn_dw_part, &p);
 }
