@@ -12343,6 +12343,11 @@ typedef struct pfvm__acl_ir_plan {
      * and stores; the first `rounds` steps of that reduction are a tree
      * (pfvm__acl_ir_finish) */
     int64_t parts, ep, rounds;
+    /* lagging stores (pfvm__acl_waves.flip): the output tile in two
+     * buffers, obuf[wave parity], so that a wave's stores cross the links
+     * while the next wave computes (with more than one wave) */
+    int lag;
+    int64_t obuf[2];
     int first, last, res;
     int noexp;   /* no expansion: the chain starts at the depthwise Conv (mobilenet_v2's first block) */
     /* stem: the expansion is a Conv with a window (mobilenet_v2's 3x3/2
@@ -12418,8 +12423,8 @@ static int64_t pfvm__acl_ir_zlen(const pfvm__acl_ir_plan *p, int64_t th, int64_t
 /* PE bytes of a tile (and, when lay, its offsets into p). */
 static int64_t pfvm__acl_ir_bytes(pfvm__acl_ir_plan *p, int64_t oct, int64_t th, int64_t tw, int64_t ec, int lay)
 {
-    int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), top = 0, o[14], i;
-    int64_t sz[14];
+    int64_t bh = pfvm__acl_ir_bh(p, th), bw = pfvm__acl_ir_bw(p, tw), top = 0, o[15], i;
+    int64_t sz[15];
     sz[0] = p->noexp ? 0 : p->K * bh * bw, sz[1] = p->noexp ? 0 : ec * p->K, sz[2] = p->noexp ? 0 : ec;
     sz[3] = ec * bh * bw + p->slack, sz[4] = ec * p->kk;
     sz[5] = ec, sz[6] = ec * pfvm__acl_ir_n(p, th, tw), sz[7] = oct * ec, sz[8] = oct, sz[9] = oct * th * tw;
@@ -12428,7 +12433,8 @@ static int64_t pfvm__acl_ir_bytes(pfvm__acl_ir_plan *p, int64_t oct, int64_t th,
     sz[12] = (p->parts >> p->rounds) > 2 ? ((p->parts >> p->rounds) - 1) * oct * th * tw
                                           : p->parts > 1 ? oct * th * tw : 0;
     sz[13] = p->stem ? p->Cin * pfvm__acl_ir_ib(p, 0, bh) * pfvm__acl_ir_ib(p, 1, bw) : 0;
-    for (i = 0; i < 14; i++) {
+    sz[14] = p->lag ? oct * th * tw : 0;
+    for (i = 0; i < 15; i++) {
         o[i] = top;
         top += pfvm__acl_al(sz[i] * 4);
     }
@@ -12436,6 +12442,7 @@ static int64_t pfvm__acl_ir_bytes(pfvm__acl_ir_plan *p, int64_t oct, int64_t th,
         p->xb = o[0], p->we = o[1], p->be = o[2], p->ex = o[3], p->wd = o[4], p->bd = o[5], p->acc = o[6];
         p->wp = o[7], p->bp = o[8], p->out = o[9], p->rb = o[10], p->zb = o[11], p->rx = o[12];
         p->raw = o[13];
+        p->obuf[0] = o[9], p->obuf[1] = p->lag ? o[14] : o[9];
     }
     return top;
 }
@@ -12568,6 +12575,7 @@ static void pfvm__acl_ir_take(pfvm__acl_ir_plan *p, const pfvm__acl_ir_cand *x)
     p->parts = x->parts, p->ep = p->E / x->parts, p->rounds = x->rounds;
     p->oct = x->oct, p->th = x->th, p->tw = x->tw, p->ec = x->ec;
     p->cost = x->cost;
+    p->lag = 0;
 }
 
 /* Inserts candidate x into top[0..*n) (sorted by estimate, at most PFVM__ACL_IR_TOP). */
@@ -12579,6 +12587,13 @@ static void pfvm__acl_ir_keep(pfvm__acl_ir_cand *top, int *n, const pfvm__acl_ir
             top[i] = top[i - 1];
     if (i < PFVM__ACL_IR_TOP)
         top[i] = *x;
+}
+
+/* The chain's tiles for p's tile (pfvm__acl_ir_tiles). */
+static int64_t pfvm__acl_ir_count(const pfvm__acl_ir_plan *p)
+{
+    return p->N * ((p->OC + p->oct - 1) / p->oct) * ((p->w.out[0] + p->th - 1) / p->th) *
+           ((p->w.out[1] + p->tw - 1) / p->tw) * p->parts;
 }
 
 /* The cheapest tiles by the estimate (output channels, rows, columns,
@@ -12825,6 +12840,40 @@ static pfvm_code pfvm__acl_ir_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t, 
     return pfvm__acl_store(c, pe, dst, p->out, t->e[2], t->e[3], t->e[4], OH * OW, OW, t->e[3] * t->e[4], t->e[4]);
 }
 
+/* Selects the output buffer of wave parity `parity` (lagging stores). */
+static void pfvm__acl_ir_flip(void *user, int parity)
+{
+    pfvm__acl_ir_plan *p = (pfvm__acl_ir_plan *)user;
+    p->out = p->obuf[parity != 0];
+}
+
+/* Adds to up[k][instance] the bytes of the stores of tiles tw[i] of a
+ * wave of n (the part 0 PEs'), i % every == j (every 1: all of them). */
+static void pfvm__acl_ir_store_up(const pfvm_accel_ctx *c, const pfvm__acl_tile *tw, int64_t n, int64_t j,
+                                  int64_t every, double **up)
+{
+    int64_t i;
+    int k;
+    for (i = j; i < n; i += every)
+        for (k = 0; !tw[i].o[1] && k < c->nlinks; k++)
+            up[k][pfvm__acl_pe(c, n, i) / c->link_pes[k]] += (double)(tw[i].e[2] * tw[i].e[3] * tw[i].e[4]) * 4;
+}
+
+/* The busiest link instance's cycles in down and up (per direction). */
+static double pfvm__acl_ir_links(const pfvm_accel_ctx *c, double **down, double **up)
+{
+    double t = 0;
+    int64_t x;
+    int k;
+    for (k = 0; k < c->nlinks; k++)
+        for (x = 0; x < c->pes / c->link_pes[k]; x++) {
+            double d = down[k][x] / c->link_down[k], u = up[k][x] / c->link_up[k];
+            t = d > t ? d : t;
+            t = u > t ? u : t;
+        }
+    return t;
+}
+
 /* A step of the parts' reduction for pfvm__acl_classes: each marked
  * tile (e[1] != 0) adds the sum received at rx (add), or, on the part 0
  * PE, adds the `left` sums gathered at rx and finishes the tile with the
@@ -12937,11 +12986,13 @@ static pfvm_code pfvm__acl_rows_discard(pfvm_accel_ctx *c, const char *fmt, ...)
  * tile's box is smaller and its padding is not loaded), against the
  * chunk's compute (its own channels: the last chunk may be short); the
  * stores in the last chunk's phase, or, with parts, after the parts'
- * reduction (pfvm__acl_ir_red_cost). ev: scratch as
- * pfvm__acl_gemm_wave_exact's. c's emit must discard (fills may flush). */
+ * reduction (pfvm__acl_ir_red_cost); with lagging stores (p->lag), the
+ * stores of the previous wave's tiles pt[0..pn) instead, spread over the
+ * chunks. ev: scratch as pfvm__acl_gemm_wave_exact's. c's emit must
+ * discard (fills may flush). */
 static pfvm_code pfvm__acl_ir_wave_exact(pfvm_accel_ctx *c, pfvm__acl_ir_plan *p, double **down, double **up,
                                          int64_t *inst, double *carry, const pfvm__acl_tile *tw, int64_t n,
-                                         double *cycles)
+                                         const pfvm__acl_tile *pt, int64_t pn, double *cycles)
 {
     int64_t nch = (p->ep + p->ec - 1) / p->ec, j, i, x, simd = c->simd > 0 ? c->simd : 1;
     int64_t bh = pfvm__acl_ir_bh(p, p->th), bw = pfvm__acl_ir_bw(p, p->tw);
@@ -12957,12 +13008,12 @@ static pfvm_code pfvm__acl_ir_wave_exact(pfvm_accel_ctx *c, pfvm__acl_ir_plan *p
             for (x = 0; x < c->pes / c->link_pes[k]; x++)
                 down[k][x] = up[k][x] = 0;
         pfvm__acl_ir_chunk(p, j, nch);
-        for (i = 0; i < n && rc == PFVM_OK; i++) {
-            int64_t pe = pfvm__acl_pe(c, n, i);
-            rc = pfvm__acl_ir_load(c, q, &tw[i], pe, p);
-            for (k = 0; j == nch - 1 && p->parts == 1 && k < c->nlinks; k++)
-                up[k][pe / c->link_pes[k]] += (double)(tw[i].e[2] * tw[i].e[3] * tw[i].e[4]) * 4;
-        }
+        for (i = 0; i < n && rc == PFVM_OK; i++)
+            rc = pfvm__acl_ir_load(c, q, &tw[i], pfvm__acl_pe(c, n, i), p);
+        if (p->lag && pt)
+            pfvm__acl_ir_store_up(c, pt, pn, j, nch, up);
+        else if (!p->lag && j == nch - 1 && p->parts == 1)
+            pfvm__acl_ir_store_up(c, tw, n, 0, 1, up);
         for (k = 0; k < PFVM__ACL_NQ; k++) {
             int64_t e;
             /* the PEs fill their boxes' padding before computing: the slowest fill counts */
@@ -12973,17 +13024,12 @@ static pfvm_code pfvm__acl_ir_wave_exact(pfvm_accel_ctx *c, pfvm__acl_ir_plan *p
             stbds_arrfree(q[k].loads);
             stbds_arrfree(q[k].pads);
         }
-        for (k = 0; k < c->nlinks; k++)
-            for (x = 0; x < c->pes / c->link_pes[k]; x++) {
-                double d = down[k][x] / c->link_down[k], u = up[k][x] / c->link_up[k];
-                t = d > t ? d : t;
-                t = u > t ? u : t;
-            }
+        t = pfvm__acl_ir_links(c, down, up);
         comp = pfvm__acl_ir_compute(c, p, p->oct, p->th, p->tw, p->en) + (j ? 0 : col) + pad;
         *cycles += times * (ceil(t > comp ? t : comp) + 1);
     }
-    if (p->parts > 1)
-        *cycles += pfvm__acl_ir_red_cost(c, p, n, (double)(p->oct * p->th * p->tw * 4),
+    if (p->parts > 1) /* with lagging stores, none in the reduction's phase */
+        *cycles += pfvm__acl_ir_red_cost(c, p, p->lag ? 0 : n, (double)(p->oct * p->th * p->tw * 4),
                                          (double)((p->oct * p->th * p->tw + simd - 1) / simd), p->rounds);
     return rc;
 }
@@ -13012,12 +13058,23 @@ static double pfvm__acl_ir_exact(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p)
     }
     ok = ok && pfvm__acl_ir_tiles(&t, p, &tiles) == PFVM_OK;
     count = (int64_t)stbds_arrlen(tiles), full = count / c->pes;
-    if (ok && full && (ok = pfvm__acl_ir_wave_exact(&t, p, down, up, inst, carry, tiles, c->pes, &w) == PFVM_OK))
+    /* with lagging stores every wave but the first carries a full wave's
+     * (counted for the first too), and the last wave's follow alone */
+    if (ok && full &&
+        (ok = pfvm__acl_ir_wave_exact(&t, p, down, up, inst, carry, tiles, c->pes, tiles, c->pes, &w) == PFVM_OK))
         total += (double)full * w;
     if (ok && count % c->pes &&
-        (ok = pfvm__acl_ir_wave_exact(&t, p, down, up, inst, carry, tiles + full * c->pes, count % c->pes, &w) ==
-              PFVM_OK))
+        (ok = pfvm__acl_ir_wave_exact(&t, p, down, up, inst, carry, tiles + full * c->pes, count % c->pes,
+                                      full ? tiles : NULL, c->pes, &w) == PFVM_OK))
         total += w;
+    if (ok && p->lag) {
+        int64_t x, last = count % c->pes ? count % c->pes : c->pes;
+        for (k = 0; k < c->nlinks; k++)
+            for (x = 0; x < c->pes / c->link_pes[k]; x++)
+                down[k][x] = up[k][x] = 0;
+        pfvm__acl_ir_store_up(c, tiles + count - last, last, 0, 1, up);
+        total += ceil(pfvm__acl_ir_links(c, down, up)) + 1;
+    }
     for (k = 0; k < 8; k++) {
         pfvm__free(down[k]);
         pfvm__free(up[k]);
@@ -13053,6 +13110,17 @@ static int pfvm__acl_ir_pick(const pfvm_accel_ctx *c, pfvm__acl_ir_plan *p, cons
         return 0;
     pfvm__acl_ir_take(p, &top[at]);
     p->cost = best;
+    /* lagging stores on the chosen tile only (with more than one wave,
+     * the second buffer fitting): compared on one tile, the exact costs'
+     * errors mostly cancel; across tiles they picked slower lagged tiles
+     * (accel_stem on 32 PEs of 4 KiB: 64856 -> 67075 cycles) */
+    p->lag = pfvm__acl_ir_count(p) > c->pes;
+    if (p->lag && pfvm__acl_ir_bytes(p, p->oct, p->th, p->tw, p->ec, 1) <= c->pe_mem &&
+        (cost = pfvm__acl_ir_exact(c, p)) >= 0 && cost < best)
+        p->cost = cost;
+    else
+        p->lag = 0;
+    pfvm__acl_ir_bytes(p, p->oct, p->th, p->tw, p->ec, 1);
     return 1;
 }
 
@@ -13133,6 +13201,7 @@ static pfvm_code pfvm__acl_ir_stream(pfvm_accel_ctx *c)
     wv.load = pfvm__acl_ir_load, wv.body = pfvm__acl_ir_body, wv.store = pfvm__acl_ir_store;
     wv.chunk = pfvm__acl_ir_chunk, wv.nchunks = (p.ep + p.ec - 1) / p.ec, wv.user = &p;
     wv.finish = pfvm__acl_ir_finish;
+    wv.flip = p.lag ? pfvm__acl_ir_flip : NULL;
     if ((rc = pfvm__acl_run_waves(c, tiles, &wv)) == PFVM_OK) {
         c->post_done = c->post != NULL;
         c->res_done = p.res;
