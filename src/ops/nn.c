@@ -2236,16 +2236,20 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
  * 49; 14x14: 224 for 196), the lanes' tiles computing no more positions
  * than the engine's (a 13x13 plane: 182 against 192; 11x11: 154 against
  * 128 stays on the engine), but not 1x1 windows at stride 1. Measured:
- * bench/speed.md, rounds 14 and 15. */
+ * bench/speed.md, rounds 14, 15 and 17. */
 #ifndef PFVM__NN_LANES_PLANE_MAX
-#define PFVM__NN_LANES_PLANE_MAX 784
+#define PFVM__NN_LANES_PLANE_MAX 3136
 #endif
 #ifndef PFVM__NN_LANES_1X1_MAX
 #define PFVM__NN_LANES_1X1_MAX 196
 #endif
-/* The largest output plane the lanes kernel takes: up to 784 positions
- * (resnet18's layer2, 28x28: 5% less CPU time than the stride-1 kernel on
- * its 3x3 Conv, 8% less than im2col on its 3x3/2 one); 1x1 windows
+/* The largest output plane the lanes kernel takes: up to 3136 positions
+ * (resnet18's layer1, 56x56, 64 -> 64 channels: 1.26-1.53 against the
+ * stride-1 kernel's 1.40-2.26 ms, its K of 576 read through L2 by that
+ * kernel's tiles; layer2, 28x28: 5% less CPU time than the stride-1
+ * kernel on its 3x3 Conv, 8% less than im2col on its 3x3/2 one; the
+ * 55x55 and 27x27 planes of squeezenet's expands, where the stride-1
+ * kernel is 4-9% faster, stay there by the positions rule); 1x1 windows
  * (stride 2) up to 196, their short K leaving the padded copy and the
  * transposed store too large a share (layer2's 1x1/2 downsample: 0.28
  * against the engine's 0.16 ms); larger planes (the stems, 112x112) run
