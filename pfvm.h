@@ -34035,9 +34035,9 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
 #define PFVM__NN_LANES_LONG_K 128
 #endif
 /* The largest output plane the lanes kernel takes: up to 3136 positions
- * (resnet18's layer1, 56x56, 64 -> 64 channels: 1.26-1.53 against the
- * stride-1 kernel's 1.40-2.26 ms, its K of 576 read through L2 by that
- * kernel's tiles; layer2, 28x28: 5% less CPU time than the stride-1
+ * (resnet18's layer1, 56x56, 64 -> 64 channels: 1.26-1.67 against the
+ * stride-1 kernel's 1.40-2.41 ms, whose tiles likely read K's 576 rows
+ * through L2; layer2, 28x28: 5% less CPU time than the stride-1
  * kernel on its 3x3 Conv, 8% less than im2col on its 3x3/2 one; the
  * 55x55 and 27x27 planes of squeezenet's expands, where the stride-1
  * kernel is 4-9% faster, stay there by the positions rule); 1x1 windows
