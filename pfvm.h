@@ -29690,16 +29690,31 @@ static const float pfvm__la_ln_zero[PFVM_LA_LANES_M] = {0.0f};
 #define PFVM__LA_LN_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6)
 #define PFVM__LA_LN_DECL(r) __m512 a##r##0, a##r##1, a##r##2, a##r##3;
 #define PFVM__LA_LN_ZERO(r) a##r##0 = a##r##1 = a##r##2 = a##r##3 = _mm512_setzero_ps();
-#define PFVM__LA_LN_STEP(r, SW)                                   \
+/* A step in two halves, channels 0-31 then 32-63, each broadcast loaded
+ * once a half: 28 running entries, two weights and a broadcast fit the 32
+ * registers (all four weights, 33, left gcc spilling an entry through the
+ * stack every step: 194 against 202 GFLOP/s, layer3's shape, one core).
+ * The second half reads the step's row through xt, made opaque by an
+ * empty asm, so the compiler loads the broadcasts again instead of
+ * keeping seven live across the halves. Each entry's fmas keep their
+ * order: the same bits. */
+#define PFVM__LA_LN_FRESH(ptr) __asm__("" : "+r"(ptr))
+#define PFVM__LA_LN_LO(r, SW)                                     \
     {                                                             \
         const __m512 xv = _mm512_set1_ps(xs[(r) * (SW)]);         \
         a##r##0 = _mm512_fmadd_ps(w0, xv, a##r##0);               \
         a##r##1 = _mm512_fmadd_ps(w1, xv, a##r##1);               \
+    }
+#define PFVM__LA_LN_HI(r, SW)                                     \
+    {                                                             \
+        const __m512 xv = _mm512_set1_ps(xt[(r) * (SW)]);         \
         a##r##2 = _mm512_fmadd_ps(w2, xv, a##r##2);               \
         a##r##3 = _mm512_fmadd_ps(w3, xv, a##r##3);               \
     }
-#define PFVM__LA_LN_STEP1(r) PFVM__LA_LN_STEP(r, 1)
-#define PFVM__LA_LN_STEP2(r) PFVM__LA_LN_STEP(r, 2)
+#define PFVM__LA_LN_LO1(r) PFVM__LA_LN_LO(r, 1)
+#define PFVM__LA_LN_HI1(r) PFVM__LA_LN_HI(r, 1)
+#define PFVM__LA_LN_LO2(r) PFVM__LA_LN_LO(r, 2)
+#define PFVM__LA_LN_HI2(r) PFVM__LA_LN_HI(r, 2)
 /* the chunk's sums added to the tile's running entries (fma(1, s, c)) */
 #define PFVM__LA_LN_ADD(r)                                                         \
     {                                                                              \
@@ -29713,33 +29728,43 @@ static const float pfvm__la_ln_zero[PFVM_LA_LANES_M] = {0.0f};
  * at the chunk (64 a step), xb the tile's first position in the padded
  * input, off[p] step p's shift in it (channel, row and column of the
  * window), acc the tile's 7 x 64 running entries. */
-#define PFVM__LA_LN_BODY(STEP)                                        \
+#define PFVM__LA_LN_BODY(LO, HI)                                      \
     {                                                                 \
         int64_t p;                                                    \
         PFVM__LA_LN_ROWS(PFVM__LA_LN_DECL)                            \
         PFVM__LA_LN_ROWS(PFVM__LA_LN_ZERO)                            \
         for (p = 0; p < kc; p++, w += PFVM_LA_LANES_M) {              \
-            const float *xs = xb + off[p];                            \
-            const __m512 w0 = _mm512_loadu_ps(w);                     \
-            const __m512 w1 = _mm512_loadu_ps(w + 16);                \
-            const __m512 w2 = _mm512_loadu_ps(w + 32);                \
-            const __m512 w3 = _mm512_loadu_ps(w + 48);                \
-            PFVM__LA_LN_ROWS(STEP)                                    \
+            const float *xs = xb + off[p], *xt = xs;                  \
+            {                                                         \
+                const __m512 w0 = _mm512_loadu_ps(w);                 \
+                const __m512 w1 = _mm512_loadu_ps(w + 16);            \
+                PFVM__LA_LN_ROWS(LO)                                  \
+            }                                                         \
+            PFVM__LA_LN_FRESH(xt);                                    \
+            {                                                         \
+                const __m512 w2 = _mm512_loadu_ps(w + 32);            \
+                const __m512 w3 = _mm512_loadu_ps(w + 48);            \
+                PFVM__LA_LN_ROWS(HI)                                  \
+            }                                                         \
         }                                                             \
         PFVM__LA_LN_ROWS(PFVM__LA_LN_ADD)                             \
     }
 typedef void (*pfvm__la_ln_fn)(int64_t kc, const float *w, const float *xb, const ptrdiff_t *off, float *acc);
 __attribute__((target("avx512f"))) static void pfvm__la_ln_s1(int64_t kc, const float *w, const float *xb,
                                                                const ptrdiff_t *off, float *acc)
-PFVM__LA_LN_BODY(PFVM__LA_LN_STEP1)
+PFVM__LA_LN_BODY(PFVM__LA_LN_LO1, PFVM__LA_LN_HI1)
 __attribute__((target("avx512f"))) static void pfvm__la_ln_s2(int64_t kc, const float *w, const float *xb,
                                                                const ptrdiff_t *off, float *acc)
-PFVM__LA_LN_BODY(PFVM__LA_LN_STEP2)
+PFVM__LA_LN_BODY(PFVM__LA_LN_LO2, PFVM__LA_LN_HI2)
 #undef PFVM__LA_LN_BODY
 #undef PFVM__LA_LN_ADD
-#undef PFVM__LA_LN_STEP2
-#undef PFVM__LA_LN_STEP1
-#undef PFVM__LA_LN_STEP
+#undef PFVM__LA_LN_HI2
+#undef PFVM__LA_LN_LO2
+#undef PFVM__LA_LN_HI1
+#undef PFVM__LA_LN_LO1
+#undef PFVM__LA_LN_HI
+#undef PFVM__LA_LN_LO
+#undef PFVM__LA_LN_FRESH
 #undef PFVM__LA_LN_ZERO
 #undef PFVM__LA_LN_DECL
 #undef PFVM__LA_LN_ROWS
@@ -34064,33 +34089,49 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
  * 49; 14x14: 224 for 196), the lanes' tiles computing no more positions
  * than the engine's (a 13x13 plane: 182 against 192; 11x11: 154 against
  * 128 stays on the engine), but not 1x1 windows at stride 1. Measured:
- * bench/speed.md, rounds 14 and 15. */
+ * bench/speed.md, rounds 14, 15 and 17. */
 #ifndef PFVM__NN_LANES_PLANE_MAX
-#define PFVM__NN_LANES_PLANE_MAX 784
+#define PFVM__NN_LANES_PLANE_MAX 3136
 #endif
 #ifndef PFVM__NN_LANES_1X1_MAX
 #define PFVM__NN_LANES_1X1_MAX 196
 #endif
-/* The largest output plane the lanes kernel takes: up to 784 positions
- * (resnet18's layer2, 28x28: 5% less CPU time than the stride-1 kernel on
- * its 3x3 Conv, 8% less than im2col on its 3x3/2 one); 1x1 windows
+#ifndef PFVM__NN_LANES_LONG_MAX
+#define PFVM__NN_LANES_LONG_MAX 12544
+#endif
+#ifndef PFVM__NN_LANES_LONG_K
+#define PFVM__NN_LANES_LONG_K 128
+#endif
+/* The largest output plane the lanes kernel takes: up to 3136 positions
+ * (resnet18's layer1, 56x56, 64 -> 64 channels: 1.26-1.67 against the
+ * stride-1 kernel's 1.40-2.41 ms, whose tiles likely read K's 576 rows
+ * through L2; layer2, 28x28: 5% less CPU time than the stride-1
+ * kernel on its 3x3 Conv, 8% less than im2col on its 3x3/2 one; the
+ * 55x55 and 27x27 planes of squeezenet's expands, where the stride-1
+ * kernel is 4-9% faster, stay there by the positions rule); 1x1 windows
  * (stride 2) up to 196, their short K leaving the padded copy and the
  * transposed store too large a share (layer2's 1x1/2 downsample: 0.28
  * against the engine's 0.16 ms); larger planes (the stems, 112x112) run
- * slower than the engine. Measured: bench/speed.md, round 15. */
-static int64_t pfvm__nn_lanes_plane_max(int64_t taps)
+ * slower than the engine unless K (input channels x taps) is long: up to
+ * 112x112 with K of 128 or more (resnet18's 7x7/2 stem, K 147: 1.52-1.71
+ * against 1.85-2.09 ms for the engine on an im2col made beforehand; K of
+ * 72-75 about even, squeezenet's 3x3/2 stem, K 27, twice as slow).
+ * Measured: bench/speed.md, rounds 15 and 17. */
+static int64_t pfvm__nn_lanes_plane_max(int64_t taps, int64_t cg)
 {
-    return taps == 1 ? PFVM__NN_LANES_1X1_MAX : PFVM__NN_LANES_PLANE_MAX;
+    if (taps == 1)
+        return PFVM__NN_LANES_1X1_MAX;
+    return taps * cg >= PFVM__NN_LANES_LONG_K ? PFVM__NN_LANES_LONG_MAX : PFVM__NN_LANES_PLANE_MAX;
 }
 
-static int pfvm__nn_lanes_pays(const pfvm__nn_2d *d, int64_t group, int64_t mg)
+static int pfvm__nn_lanes_pays(const pfvm__nn_2d *d, int64_t group, int64_t mg, int64_t cg)
 {
     int64_t plane = (int64_t)d->OH * d->OW;
     int64_t lanes_pos = (int64_t)d->OH * ((d->OW + 6) / 7 * 7), engine_pos = (plane + 31) / 32 * 32;
     if (d->KH * d->KW == 1 && d->SH == 1)
         return 0; /* 1x1 stride 1: the engine reads B in place (lanes: 5% more CPU time on mobilenet_v2) */
     return group == 1 && mg % PFVM_LA_LANES_M == 0 && lanes_pos <= engine_pos && d->OW >= 1 &&
-           plane <= pfvm__nn_lanes_plane_max((int64_t)d->KH * d->KW) && d->SH == d->SW &&
+           plane <= pfvm__nn_lanes_plane_max((int64_t)d->KH * d->KW, cg) && d->SH == d->SW &&
            (d->SH == 1 || d->SH == 2) && pfvm__have_avx512();
 }
 
@@ -34109,7 +34150,7 @@ static int pfvm__nn_lanes_at_bind(const pfvm_kctx *k, const pfvm_tensor *X, cons
     pfvm__nn_sp3(X, in_sp);
     if (pfvm__nn_resolve(&win, in_sp, out_sp, NULL) || !pfvm__nn_2d_win(&win, in_sp, out_sp, &d))
         return 0;
-    return pfvm__nn_lanes_pays(&d, pfvm_node_attr_int(k->node, "group", 1), W->dims[0]);
+    return pfvm__nn_lanes_pays(&d, pfvm_node_attr_int(k->node, "group", 1), W->dims[0], W->dims[1]);
 }
 #endif
 
@@ -34543,7 +34584,7 @@ static int pfvm__nn_conv_lanes(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm_
 {
     int64_t n;
     pfvm_la_conv cv;
-    if (g->group != 1 || !pfvm__nn_lanes_pays(d, g->group, g->MG))
+    if (g->group != 1 || !pfvm__nn_lanes_pays(d, g->group, g->MG, g->CG))
         return 0;
     pfvm__nn_la_conv_geom(g, d, &cv);
     for (n = 0; n < g->N; n++) {
@@ -37674,7 +37715,7 @@ static size_t pfvm__nn_conv_lanes_ws(const pfvm_node *n, const pfvm_dims *in, co
     pfvm_la_conv cv;
     size_t lanes;
     if (!known_out || group != 1 || in[0].rank != 4 || in[1].rank != 4 || mg % PFVM_LA_LANES_M ||
-        out[0].d[2] * out[0].d[3] > pfvm__nn_lanes_plane_max(in[1].d[2] * in[1].d[3]))
+        out[0].d[2] * out[0].d[3] > pfvm__nn_lanes_plane_max(in[1].d[2] * in[1].d[3], in[1].d[1]))
         return floats;
     kd[0] = in[1].d[2];
     kd[1] = in[1].d[3];

@@ -2235,33 +2235,49 @@ static int pfvm__nn_conv_direct(const pfvm__nn_geom *g, const pfvm__nn_2d *d, co
  * 49; 14x14: 224 for 196), the lanes' tiles computing no more positions
  * than the engine's (a 13x13 plane: 182 against 192; 11x11: 154 against
  * 128 stays on the engine), but not 1x1 windows at stride 1. Measured:
- * bench/speed.md, rounds 14 and 15. */
+ * bench/speed.md, rounds 14, 15 and 17. */
 #ifndef PFVM__NN_LANES_PLANE_MAX
-#define PFVM__NN_LANES_PLANE_MAX 784
+#define PFVM__NN_LANES_PLANE_MAX 3136
 #endif
 #ifndef PFVM__NN_LANES_1X1_MAX
 #define PFVM__NN_LANES_1X1_MAX 196
 #endif
-/* The largest output plane the lanes kernel takes: up to 784 positions
- * (resnet18's layer2, 28x28: 5% less CPU time than the stride-1 kernel on
- * its 3x3 Conv, 8% less than im2col on its 3x3/2 one); 1x1 windows
+#ifndef PFVM__NN_LANES_LONG_MAX
+#define PFVM__NN_LANES_LONG_MAX 12544
+#endif
+#ifndef PFVM__NN_LANES_LONG_K
+#define PFVM__NN_LANES_LONG_K 128
+#endif
+/* The largest output plane the lanes kernel takes: up to 3136 positions
+ * (resnet18's layer1, 56x56, 64 -> 64 channels: 1.26-1.67 against the
+ * stride-1 kernel's 1.40-2.41 ms, whose tiles likely read K's 576 rows
+ * through L2; layer2, 28x28: 5% less CPU time than the stride-1
+ * kernel on its 3x3 Conv, 8% less than im2col on its 3x3/2 one; the
+ * 55x55 and 27x27 planes of squeezenet's expands, where the stride-1
+ * kernel is 4-9% faster, stay there by the positions rule); 1x1 windows
  * (stride 2) up to 196, their short K leaving the padded copy and the
  * transposed store too large a share (layer2's 1x1/2 downsample: 0.28
  * against the engine's 0.16 ms); larger planes (the stems, 112x112) run
- * slower than the engine. Measured: bench/speed.md, round 15. */
-static int64_t pfvm__nn_lanes_plane_max(int64_t taps)
+ * slower than the engine unless K (input channels x taps) is long: up to
+ * 112x112 with K of 128 or more (resnet18's 7x7/2 stem, K 147: 1.52-1.71
+ * against 1.85-2.09 ms for the engine on an im2col made beforehand; K of
+ * 72-75 about even, squeezenet's 3x3/2 stem, K 27, twice as slow).
+ * Measured: bench/speed.md, rounds 15 and 17. */
+static int64_t pfvm__nn_lanes_plane_max(int64_t taps, int64_t cg)
 {
-    return taps == 1 ? PFVM__NN_LANES_1X1_MAX : PFVM__NN_LANES_PLANE_MAX;
+    if (taps == 1)
+        return PFVM__NN_LANES_1X1_MAX;
+    return taps * cg >= PFVM__NN_LANES_LONG_K ? PFVM__NN_LANES_LONG_MAX : PFVM__NN_LANES_PLANE_MAX;
 }
 
-static int pfvm__nn_lanes_pays(const pfvm__nn_2d *d, int64_t group, int64_t mg)
+static int pfvm__nn_lanes_pays(const pfvm__nn_2d *d, int64_t group, int64_t mg, int64_t cg)
 {
     int64_t plane = (int64_t)d->OH * d->OW;
     int64_t lanes_pos = (int64_t)d->OH * ((d->OW + 6) / 7 * 7), engine_pos = (plane + 31) / 32 * 32;
     if (d->KH * d->KW == 1 && d->SH == 1)
         return 0; /* 1x1 stride 1: the engine reads B in place (lanes: 5% more CPU time on mobilenet_v2) */
     return group == 1 && mg % PFVM_LA_LANES_M == 0 && lanes_pos <= engine_pos && d->OW >= 1 &&
-           plane <= pfvm__nn_lanes_plane_max((int64_t)d->KH * d->KW) && d->SH == d->SW &&
+           plane <= pfvm__nn_lanes_plane_max((int64_t)d->KH * d->KW, cg) && d->SH == d->SW &&
            (d->SH == 1 || d->SH == 2) && pfvm__have_avx512();
 }
 
@@ -2280,7 +2296,7 @@ static int pfvm__nn_lanes_at_bind(const pfvm_kctx *k, const pfvm_tensor *X, cons
     pfvm__nn_sp3(X, in_sp);
     if (pfvm__nn_resolve(&win, in_sp, out_sp, NULL) || !pfvm__nn_2d_win(&win, in_sp, out_sp, &d))
         return 0;
-    return pfvm__nn_lanes_pays(&d, pfvm_node_attr_int(k->node, "group", 1), W->dims[0]);
+    return pfvm__nn_lanes_pays(&d, pfvm_node_attr_int(k->node, "group", 1), W->dims[0], W->dims[1]);
 }
 #endif
 
@@ -2714,7 +2730,7 @@ static int pfvm__nn_conv_lanes(pfvm_kctx *k, const pfvm__nn_geom *g, const pfvm_
 {
     int64_t n;
     pfvm_la_conv cv;
-    if (g->group != 1 || !pfvm__nn_lanes_pays(d, g->group, g->MG))
+    if (g->group != 1 || !pfvm__nn_lanes_pays(d, g->group, g->MG, g->CG))
         return 0;
     pfvm__nn_la_conv_geom(g, d, &cv);
     for (n = 0; n < g->N; n++) {
@@ -5845,7 +5861,7 @@ static size_t pfvm__nn_conv_lanes_ws(const pfvm_node *n, const pfvm_dims *in, co
     pfvm_la_conv cv;
     size_t lanes;
     if (!known_out || group != 1 || in[0].rank != 4 || in[1].rank != 4 || mg % PFVM_LA_LANES_M ||
-        out[0].d[2] * out[0].d[3] > pfvm__nn_lanes_plane_max(in[1].d[2] * in[1].d[3]))
+        out[0].d[2] * out[0].d[3] > pfvm__nn_lanes_plane_max(in[1].d[2] * in[1].d[3], in[1].d[1]))
         return floats;
     kd[0] = in[1].d[2];
     kd[1] = in[1].d[3];
