@@ -1513,8 +1513,9 @@ struct pfvm_accel_ctx {
     int64_t *keep_tag;
     int keep_readers; /* the nodes that read the kept weight (a tiling may count its share) */
     /* streamed: when not NULL, emits the row consumer of the value the
-     * tiles leave (after res and post: a LayerNormalization over the last
-     * axis whose other inputs are constant rows), through its own
+     * tiles leave (after res and post: a LayerNormalization or Softmax
+     * over the last axis whose other inputs are constant rows; taken by
+     * the strided copy and by Gemm/MatMul), through its own
      * resident hook, in place on a tile of whole rows, rows x row_cols at
      * PE byte offset off: its row_par constant rows (row_cols elements
      * each, input k + 1 at root byte row_dram[k]) loaded by the hook at
@@ -13940,6 +13941,8 @@ typedef struct pfvm__acl_gemm_plan {
     int64_t rb;
     int vec;    /* pfvm_accel_ctx.vec (no bias of its own): the vector's slice at cb */
     int keep;   /* B is a kept weight (pfvm_accel_ctx.keep_dram): its tiles at bb = keep_off */
+    int row;    /* pfvm_accel_ctx.row: tiles of whole rows, the constant rows at poff, temporaries at toff */
+    int64_t poff, toff;
 } pfvm__acl_gemm_plan;
 
 static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t, void *user)
@@ -13964,7 +13967,9 @@ static pfvm_code pfvm__acl_gemm_body(pfvm_accel_ctx *c, const pfvm__acl_tile *t,
         return rc;
     if (p->res && (rc = c->res(c, O, p->rb, mt * nt)) != PFVM_OK)
         return rc;
-    return c->post ? c->post(c, O, mt * nt) : PFVM_OK;
+    if (c->post && (rc = c->post(c, O, mt * nt)) != PFVM_OK)
+        return rc;
+    return p->row ? c->row(c, O, mt, p->poff, p->toff) : PFVM_OK; /* nt is N: whole rows */
 }
 
 /* PE bytes of a Gemm tile of mt x nt. */
@@ -14002,20 +14007,34 @@ static double pfvm__acl_gemm_wave(const pfvm_accel_ctx *c, const pfvm__acl_gemm_
 typedef pfvm_code (*pfvm__acl_gemm_try_fn)(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt,
                                            int n_major, void *user);
 
+/* PE bytes the row consumer (ctx.row) of a Gemm tile of mt whole rows
+ * takes past the tile's own: its constant rows and temporaries; 0 without
+ * one, -1 when it does not lower on mt rows. */
+static int64_t pfvm__acl_gemm_row_bytes(pfvm_accel_ctx *c, const pfvm__acl_gemm_plan *p, int64_t mt)
+{
+    int64_t tmp;
+    if (!p->row)
+        return 0;
+    tmp = c->row_tmp(c, mt);
+    return tmp < 0 ? -1 : pfvm__acl_al(c->row_par * c->row_cols * 4) + tmp;
+}
+
 /* Calls try for every Gemm tile that fits a PE (each extent halved 0, 1,
- * 2... times, both tile orders), stopping at its first error: the one
- * tile loop of the model search and the exact-cost deal search. */
+ * 2... times, both tile orders; with a row consumer, whole rows only),
+ * stopping at its first error: the one tile loop of the model search and
+ * the exact-cost deal search. */
 static pfvm_code pfvm__acl_gemm_each(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, pfvm__acl_gemm_try_fn try_tile,
                                      void *user)
 {
-    int64_t mt, nt;
+    int64_t mt, nt, extra;
     int o;
     pfvm_code rc = PFVM_OK;
     for (mt = p->M; rc == PFVM_OK; mt = (mt + 1) / 2) {
-        for (nt = p->N; rc == PFVM_OK; nt = (nt + 1) / 2) {
-            for (o = 0; o < 2 && rc == PFVM_OK && pfvm__acl_gemm_bytes(p, mt, nt) <= c->pe_mem; o++)
+        extra = pfvm__acl_gemm_row_bytes(c, p, mt);
+        for (nt = p->N; rc == PFVM_OK && extra >= 0; nt = (nt + 1) / 2) {
+            for (o = 0; o < 2 && rc == PFVM_OK && pfvm__acl_gemm_bytes(p, mt, nt) + extra <= c->pe_mem; o++)
                 rc = try_tile(c, p, mt, nt, o, user);
-            if (nt == 1)
+            if (nt == 1 || p->row)
                 break;
         }
         if (mt == 1)
@@ -14051,15 +14070,16 @@ static pfvm_code pfvm__acl_gemm_try_model(pfvm_accel_ctx *c, pfvm__acl_gemm_plan
 }
 
 /* The Gemm tile (each extent halved 0, 1, 2... times) that the cost model
- * finds fastest among those that fit a PE; 0 when none fits. */
-static int pfvm__acl_gemm_search(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int64_t *step, int *n_major)
+ * finds fastest among those that fit a PE; returns its cost, < 0 when
+ * none fits. */
+static double pfvm__acl_gemm_search(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int64_t *step, int *n_major)
 {
     pfvm__acl_gemm_best b;
     memset(&b, 0, sizeof b);
     b.cost = -1, b.step = step, b.n_major = n_major;
     (void)pfvm__acl_gemm_each(c, p, pfvm__acl_gemm_try_model, &b);
     step[0] = 1;
-    return b.cost >= 0;
+    return b.cost;
 }
 
 static pfvm_code pfvm__acl_load_view(pfvm_accel_ctx *c, pfvm__acl_q *q, int64_t pe, int64_t d,
@@ -14082,6 +14102,7 @@ static pfvm_code pfvm__acl_gemm_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
     const pfvm__acl_gemm_plan *p = (const pfvm__acl_gemm_plan *)user;
     int64_t bi = t->o[0], m0 = t->o[1], n0 = t->o[2], mt = t->e[1], nt = t->e[2], N = p->N;
     int64_t ad = p->a->dram + (bi * p->abs + m0 * p->K) * 4, bd = p->b->dram + bi * p->bbs * 4;
+    int k;
     pfvm_code rc;
     if (p->a->vrank > 0)
         rc = pfvm__acl_load_view(c, &q[0], pe, p->ab, p->a, bi * p->abs + m0 * p->K, mt, p->K, p->K);
@@ -14109,6 +14130,10 @@ static pfvm_code pfvm__acl_gemm_load(pfvm_accel_ctx *c, pfvm__acl_q *q, const pf
     if (p->bias == 2 &&
         (rc = pfvm__acl_load(c, &q[2], pe, p->cb, p->bv->dram + (m0 * N + n0) * 4, 1, mt, nt, 0, nt, 0, N)) != PFVM_OK)
         return rc;
+    for (k = 0; p->row && k < c->row_par && rc == PFVM_OK; k++) /* the row consumer's constant rows */
+        rc = pfvm__acl_load(c, &q[3], pe, p->poff + k * N * 4, c->row_dram[k], 1, 1, N, 0, 0, 0, 0);
+    if (rc != PFVM_OK)
+        return rc;
     if (p->res)
         return pfvm__acl_load(c, &q[2], pe, p->rb, c->res_dram + ((bi * p->M + m0) * N + n0) * 4, 1, mt, nt, 0, nt, 0, N);
     return PFVM_OK;
@@ -14122,15 +14147,19 @@ static pfvm_code pfvm__acl_gemm_store(pfvm_accel_ctx *c, const pfvm__acl_tile *t
 }
 
 /* PE offsets of a Gemm tile of mt x nt: A's rows, B's columns, the
- * output, the bias (or vector) and the residual; returns the bytes used. */
-static int64_t pfvm__acl_gemm_offsets(pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt)
+ * output, the bias (or vector), the residual and the row consumer's
+ * constant rows and temporaries; returns the bytes used before those
+ * temporaries. */
+static int64_t pfvm__acl_gemm_offsets(const pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, int64_t mt, int64_t nt)
 {
     p->ab = 0;
     p->bb = pfvm__acl_al(mt * p->K * 4);
     p->out = p->bb + pfvm__acl_al(nt * p->K * 4);
     p->cb = p->out + pfvm__acl_al(mt * nt * 4);
     p->rb = p->cb + pfvm__acl_al(mt * nt * 4);
-    return p->rb + (p->res ? pfvm__acl_al(mt * nt * 4) : 0);
+    p->poff = p->rb + (p->res ? pfvm__acl_al(mt * nt * 4) : 0);
+    p->toff = p->poff + (p->row ? pfvm__acl_al(c->row_par * c->row_cols * 4) : 0);
+    return p->toff;
 }
 
 /* Instances under the first link (groups on mncore2). */
@@ -14241,6 +14270,8 @@ static pfvm_code pfvm__acl_gemm_wave_exact(pfvm_accel_ctx *c, pfvm__acl_gemm_pla
     }
     pfvm__acl_loads_cost(c, &q[0], ev->down, ev->inst, ev->carry);
     pfvm__acl_loads_cost(c, &q[2], ev->down, ev->inst, ev->carry);
+    if (p->row)
+        pfvm__acl_loads_cost(c, &q[3], ev->down, ev->inst, ev->carry);
     /* a kept weight read by keep_readers nodes in the same tiles is loaded
      * by the first only: each counts its share of B's lines */
     share = c->keep_readers > 1 && pfvm__acl_gemm_keeps(c, p, tw[0].e[2]) && ev->save[0];
@@ -14269,7 +14300,7 @@ static pfvm_code pfvm__acl_gemm_exact(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p,
     int64_t count, full;
     double w = 0;
     pfvm_code rc;
-    pfvm__acl_gemm_offsets(p, mt, nt);
+    pfvm__acl_gemm_offsets(c, p, mt, nt);
     if ((rc = pfvm__acl_gemm_tiles(c, p, mt, nt, n_major, gr, pfvm__acl_groups(c) / gr, &tiles)) != PFVM_OK) {
         stbds_arrfree(tiles);
         return rc;
@@ -14353,6 +14384,37 @@ static pfvm_code pfvm__acl_gemm_deal(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, 
     return rc;
 }
 
+static double pfvm__acl_spread_cost(const pfvm_accel_ctx *c, int64_t n, double in, double shared, double out);
+
+/* Whether the Gemm applies its row consumer (ctx.row, the output's rows
+ * whole, N of them per row): its tiles of whole rows, costed by the model
+ * with the consumer's PE cycles (ctx.row_cycles) per wave, are estimated
+ * cheaper than the best tiles without it followed by the consumer's own
+ * traffic (each row in and out, its constant rows on every PE; its
+ * compute left out: a lower estimate of the node it removes). Sets
+ * p->row. */
+static int pfvm__acl_gemm_row(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p)
+{
+    int64_t step[3] = {1, 1, 1}, rows = p->batch * p->M, waves;
+    int n_major = 0;
+    double fused, alone, pe;
+    if (c->row_cols != p->N || !c->row_tmp || !c->row_cycles)
+        return 0;
+    p->row = 0;
+    if ((alone = pfvm__acl_gemm_search(c, p, step, &n_major)) < 0)
+        return 0;
+    alone += pfvm__acl_spread_cost(c, rows, (double)p->N * 4, (double)c->row_par * p->N * 4, (double)p->N * 4);
+    p->row = 1;
+    if ((fused = pfvm__acl_gemm_search(c, p, step, &n_major)) < 0 || (pe = c->row_cycles(c, step[1])) < 0) {
+        p->row = 0;
+        return 0;
+    }
+    waves = (p->batch * ((p->M + step[1] - 1) / step[1]) + c->pes - 1) / c->pes;
+    fused += pe * (double)waves;
+    p->row = fused < alone;
+    return p->row;
+}
+
 static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, const pfvm_accel_arg *a,
                                     const pfvm_accel_arg *b, const pfvm_accel_arg *bias, const pfvm_accel_arg *y)
 {
@@ -14369,11 +14431,13 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
         p->alpha *= a->vscale;
     if (b->vrank > 0 && b->vscale != 0)
         p->alpha *= b->vscale;
-    if (!pfvm__acl_gemm_search(c, p, step, &n_major))
+    if (c->row && !pfvm__acl_gemm_row(c, p))
+        return pfvm__acl_unsupported(c, "a Gemm's row consumer in whole rows only, where the model finds it cheaper");
+    if (pfvm__acl_gemm_search(c, p, step, &n_major) < 0)
         return pfvm__acl_stream_nomem(c, pfvm__acl_gemm_bytes(p, 1, 1));
     if ((rc = pfvm__acl_gemm_deal(c, p, step, &n_major, &deal_all, &gr)) != PFVM_OK)
         return rc;
-    c->pe_used = pfvm__acl_gemm_offsets(p, step[1], step[2]);
+    c->pe_used = pfvm__acl_gemm_offsets(c, p, step[1], step[2]) + (p->row ? c->row_tmp(c, step[1]) : 0);
     /* a weight read again later: its tiles in the kept region, loaded
      * once (a tile's tag packs its width in 16 bits) */
     p->keep = pfvm__acl_gemm_keeps(c, p, step[2]);
@@ -14382,6 +14446,7 @@ static pfvm_code pfvm__acl_gemm_run(pfvm_accel_ctx *c, pfvm__acl_gemm_plan *p, c
     c->post_done = c->post != NULL;
     c->res_done = p->res;
     c->vec_done = p->vec;
+    c->row_done = p->row;
     if ((rc = pfvm__acl_gemm_tiles(c, p, step[1], step[2], n_major, gr, pfvm__acl_groups(c) / gr, &tiles)) ==
         PFVM_OK) {
         pfvm__acl_waves w;

@@ -772,18 +772,42 @@ static void check_strided(void)
                                     sizeof tf / sizeof *tf, NULL));
 }
 
-/* The rows stream's waves with a smaller last tile (fewer rows: another
- * tile shape) keep a full tile's buffer offsets, at which the wave loads
- * and stores: the TransformerEncoder on tiny (16 PEs) runs its Softmax in
- * tiles of 3 rows and one of 1, and simulates to the interpreter's output
- * (each tile shape placed its output by its own rows before: wrong). */
+/* Waves with a smaller last tile (fewer rows: another tile shape) keep a
+ * full tile's buffer offsets, at which the wave loads and stores: the
+ * TransformerEncoder on tiny (16 PEs) applies its Softmax in MatMul_1's
+ * tiles of 3 rows and one of 2 (a row consumer, check_row_consumer; the
+ * rows stream ran it in tiles of 3 and 1 before, each tile shape placing
+ * its output by its own rows: wrong), and simulates to the interpreter's
+ * output. */
 static void check_rows_last_tile(void)
 {
     char *prog = emit_with_views("tests/models/transformer_encoder", "targets/tiny.txt", NULL, 0, NULL);
-    CHECK_MSG(prog && strstr(prog, "row sub 64 0 128 3 5\n") && strstr(prog, "row sub 64 0 128 1 5\n"),
-              "TransformerEncoder on tiny: the Softmax's tiles of 3 and 1 rows not at one output offset");
+    CHECK_MSG(prog && strstr(prog, "row sub 256 256 384 3 5\n") && strstr(prog, "row sub 256 256 384 2 5\n"),
+              "TransformerEncoder on tiny: the Softmax's tiles of 3 and 2 rows not at one output offset");
     pfvm_accel_free(prog);
     check_model("tests/models/transformer_encoder", "targets/tiny.txt", 1, 1e-6);
+}
+
+/* A row consumer applied in a MatMul's tiles (pfvm_accel_ctx.row, the
+ * Gemm tiling with whole rows): the TransformerEncoder's Softmax after the
+ * attention scores' MatMul_1. On tiny (slow links: each node's traffic
+ * dominates) it is a view, and the program takes fewer cycles than main's
+ * 10182 with it apart (10122; check_rows_last_tile compares the outputs);
+ * on mncore2 a tile of whole rows loads all of B's 5 columns through the
+ * PE's 16-byte link (the fused MatMul_1 took 39 cycles against 20 + 10
+ * apart at batch 8), and the cost model keeps them apart. */
+static void check_gemm_row_consumer(void)
+{
+    static const char *const tiny[] = {"# view /layers.0/self_attn/Softmax (Softmax)",
+                                       "# view /layers.1/self_attn/Softmax (Softmax)"};
+    static const char *const mn[] = {"# node /layers.0/self_attn/Softmax (Softmax)"};
+    pfvm_accel_free(emit_with_views("tests/models/transformer_encoder", "targets/tiny.txt", tiny,
+                                    sizeof tiny / sizeof *tiny, NULL));
+    check_model("tests/models/transformer_encoder", "targets/tiny.txt", 1, 1e-6);
+    CHECK_MSG(last_cycles > 0 && last_cycles < 10182, "TransformerEncoder on tiny: %.0f cycles with the Softmax fused",
+              last_cycles);
+    pfvm_accel_free(emit_with_views("tests/models/transformer_encoder", "targets/mncore2.txt", mn,
+                                    sizeof mn / sizeof *mn, NULL));
 }
 
 /* A row consumer applied in a strided copy's tiles (pfvm_accel_ctx.row):
@@ -814,6 +838,7 @@ static void check_row_consumer(void)
               without);
     pfvm_accel_free(emit_with_views("tests/models/transformer_encoder", "targets/mncore2.txt", tf,
                                     sizeof tf / sizeof *tf, NULL));
+    check_gemm_row_consumer();
 }
 
 int main(void)

@@ -2026,6 +2026,38 @@ static pfvm_code accel_em_ppart_alone(accel_em_emitter *e, const pfvm_node *n, c
     return rc;
 }
 
+/* Lowers node n by f with the row consumer of v, the value its tiles
+ * leave after the residual and element-wise consumers set in c (each then
+ * a view, as the row consumer: n's output marked with how many are
+ * applied); PFVM_OK when f applied them all, else its lines are dropped
+ * and c left without the row consumer for a try without it. */
+static pfvm_code accel_em_with_row(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_ctx *c, pfvm_accel_fn f,
+                                   const pfvm_value *v)
+{
+    size_t mark;
+    pfvm_code rc;
+    if (!(e->row_node = accel_em_row(e, v, c)))
+        return PFVM_ERR_UNSUPPORTED;
+    c->row = accel_em_row_emit;
+    c->row_tmp = accel_em_row_tmp;
+    c->row_cycles = accel_em_row_cycles;
+    c->res_done = c->row_done = c->post_done = 0;
+    mark = (size_t)stbds_arrlen(e->text);
+    rc = accel_em_stream_try(e, c, f);
+    if (rc == PFVM_OK && (!c->res || c->res_done) && c->row_done && (!c->post || c->post_done))
+        e->places[n->outputs[0]->id].activated = (c->res != NULL) + (c->post != NULL) + 1;
+    else {
+        stbds_arrsetlen(e->text, mark);
+        rc = PFVM_ERR_UNSUPPORTED;
+    }
+    c->row = NULL;
+    c->row_tmp = NULL;
+    c->row_cycles = NULL;
+    c->row_done = 0;
+    e->row_node = NULL;
+    return rc;
+}
+
 static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, pfvm_accel_stats *stats)
 {
     pfvm_accel_ctx c;
@@ -2152,25 +2184,9 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
         c.res = accel_em_res_emit;
         /* first with the row consumer of what the tiles leave (a
          * LayerNorm after the residual), then without */
-        e->row_node = accel_em_row(e, accel_em_after(e->res_node, e->post_node), &c);
-        c.row = e->row_node ? accel_em_row_emit : NULL;
-        c.row_tmp = e->row_node ? accel_em_row_tmp : NULL;
-        c.row_cycles = e->row_node ? accel_em_row_cycles : NULL;
+        if ((rc = accel_em_with_row(e, n, &c, f, accel_em_after(e->res_node, e->post_node))) == PFVM_OK)
+            goto lowered;
         mark = (size_t)stbds_arrlen(e->text);
-        if (c.row) {
-            c.res_done = c.row_done = 0;
-            rc = accel_em_stream_try(e, &c, f);
-            if (rc == PFVM_OK && c.res_done && c.row_done && (!c.post || c.post_done)) {
-                e->places[n->outputs[0]->id].activated = (c.post ? 3 : 2);
-                c.row = NULL;
-                goto lowered;
-            }
-            stbds_arrsetlen(e->text, mark);
-            c.row = NULL;
-            c.row_tmp = NULL;
-            c.row_done = 0;
-            e->row_node = NULL;
-        }
         c.res_done = 0;
         rc = accel_em_stream_try(e, &c, f);
         if (rc == PFVM_OK && c.res_done) {
@@ -2185,6 +2201,12 @@ static pfvm_code accel_em_stream_node(accel_em_emitter *e, const pfvm_node *n, p
     }
     e->post_node = e->naive ? NULL : accel_em_post(e, n);
     c.post = e->post_node ? accel_em_post_emit : NULL;
+    /* first with the row consumer of what the tiles leave (a Softmax
+     * after the attention scores' MatMul), then without */
+    if (f && !e->naive && n->n_outputs == 1 &&
+        (rc = accel_em_with_row(e, n, &c, f, accel_em_after(n, e->post_node))) == PFVM_OK)
+        goto lowered;
+    rc = PFVM_ERR_UNSUPPORTED;
     if (f)
         rc = accel_em_stream_try(e, &c, f);
     if (rc == PFVM_ERR_UNSUPPORTED && accel_em_reads_view(&c))

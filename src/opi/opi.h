@@ -344,8 +344,9 @@ struct pfvm_accel_ctx {
     int64_t *keep_tag;
     int keep_readers; /* the nodes that read the kept weight (a tiling may count its share) */
     /* streamed: when not NULL, emits the row consumer of the value the
-     * tiles leave (after res and post: a LayerNormalization over the last
-     * axis whose other inputs are constant rows), through its own
+     * tiles leave (after res and post: a LayerNormalization or Softmax
+     * over the last axis whose other inputs are constant rows; taken by
+     * the strided copy and by Gemm/MatMul), through its own
      * resident hook, in place on a tile of whole rows, rows x row_cols at
      * PE byte offset off: its row_par constant rows (row_cols elements
      * each, input k + 1 at root byte row_dram[k]) loaded by the hook at
