@@ -293,7 +293,13 @@
  *                         bits. digits planned on a Cortex-M4F: pfvm's
  *                         flash -10.5 KB (47.4 -> 37.0 KB), 1.7x the
  *                         instructions per inference (4.3 instead of 2.5
- *                         per MAC) and 7 KB more stack (the 8 KB panel)
+ *                         per MAC) and 7 KB more stack (the 8 KB panel).
+ *                         With this switch or the next, Conv's and the
+ *                         pools' output sizes and pads are resolved in
+ *                         32-bit integers: kernel sizes, strides,
+ *                         dilations and pads below 2^31, and a spatial
+ *                         size plus its pads plus the window's extent
+ *                         too, else the node fails with a range error
  *   PFVM_LEAN_KERNELS     (opt-in) smaller kernels that keep their main
  *                         fast paths: float products keep one tile kernel
  *                         and one driver, the 4x4 tile of 32-bit Arm on
@@ -32008,6 +32014,26 @@ static int64_t pfvm__nn_cdiv(int64_t a, int64_t b)
     return pfvm__nn_div(a, b, 1);
 }
 
+/* PFVM_SMALL_KERNELS, PFVM_LEAN_KERNELS (32-bit firmware): the window's
+ * output sizes and pads are resolved in 32-bit integers (on 32-bit cores a
+ * 64-bit division is a library call with sign fix-ups, a 64-bit product a
+ * sequence): the window attributes stay below 2^31 and each spatial dim's
+ * size plus its pads plus the window's extent too, checked where the
+ * window is resolved (pfvm__nn_resolve), else an error. */
+#if PFVM__LA_SMALL || PFVM__LA_LEAN
+#define PFVM__NN_WIN32 1
+typedef int32_t pfvm__nn_wi;
+static int32_t pfvm__nn_div32(int32_t a, int32_t b, int up)
+{
+    int32_t q = a / b, r = a % b;
+    return up ? q + (r > 0) : q - (r < 0);
+}
+#define pfvm__nn_wdiv pfvm__nn_div32
+#else
+typedef int64_t pfvm__nn_wi;
+#define pfvm__nn_wdiv pfvm__nn_div
+#endif
+
 /* Elements per (n, c) plane: the product of dims 2.. */
 static int64_t pfvm__nn_plane(const pfvm_tensor *t)
 {
@@ -32059,7 +32085,11 @@ static int pfvm__nn_attr_dims(const pfvm_node *node, const char *name, int want,
  * kernel dim left 0 means unknown (inference with a symbolic weight). */
 /* Kernel sizes, strides, dilations and pads past this are rejected, so
  * that the window arithmetic (extents, padded sizes) cannot overflow. */
+#ifdef PFVM__NN_WIN32
+#define PFVM__NN_ATTR_MAX ((int64_t)INT32_MAX)
+#else
 #define PFVM__NN_ATTR_MAX ((int64_t)1 << 31)
+#endif
 
 static pfvm_code pfvm__nn_window(const pfvm_node *node, int nsp, const int64_t *kd, pfvm__nn_win *w, pfvm_status *st)
 {
@@ -32187,34 +32217,53 @@ static pfvm_code pfvm__nn_check_len(pfvm_ictx *c, const pfvm_sym *len)
 static pfvm_code pfvm__nn_resolve(pfvm__nn_win *w, const int64_t *in, int64_t *out, pfvm_status *st)
 {
     int i;
+#ifndef PFVM__NN_WIN32 /* else per dim below, in 32 bits */
     if (pfvm__nn_check_pads(w, in, st))
         return st ? st->code : PFVM_ERR_INVALID;
+#endif
     for (i = 0; i < w->n; i++) {
         /* o = (a / s rounded up or down) + plus: one division site for
          * the three rules (a 64-bit division is a library call on 32-bit
          * cores, its sign fix-ups a sequence each) */
-        int64_t ext = pfvm__nn_extent(w, i), a, o;
+        int64_t ext64 = pfvm__nn_extent(w, i);
+        pfvm__nn_wi ext, n, s, a, o;
         int same = w->auto_pad == PFVM__NN_SAME_UPPER || w->auto_pad == PFVM__NN_SAME_LOWER, up = same || w->ceil_mode;
         if (w->auto_pad == PFVM__NN_VALID) {
             w->pb[i] = w->pe[i] = 0;
             up = 0;
         }
-        a = same ? in[i] : in[i] + w->pb[i] + w->pe[i] - ext;
-        o = pfvm__nn_div(a, w->s[i], up) + !same;
+#ifdef PFVM__NN_WIN32
+        /* every term below is at most the size plus the pads plus the
+         * extent (the attributes, the stride too, are below 2^31) */
+        if (in[i] < 0 || in[i] > INT32_MAX - ext64 - w->pb[i] - w->pe[i])
+            return pfvm__fail(st, PFVM_ERR_RANGE,
+                              "spatial dim %d: size %lld, pads %lld, %lld and window extent %lld past 2^31 (a 32-bit window)",
+                              i, (long long)in[i], (long long)w->pb[i], (long long)w->pe[i], (long long)ext64);
+#endif
+        ext = (pfvm__nn_wi)ext64;
+        n = (pfvm__nn_wi)in[i];
+        s = (pfvm__nn_wi)w->s[i];
+#ifdef PFVM__NN_WIN32 /* pfvm__nn_check_pads' rule */
+        if (w->auto_pad == PFVM__NN_NOTSET && ext > 0 && ((pfvm__nn_wi)w->pb[i] > n + ext || (pfvm__nn_wi)w->pe[i] > n + ext))
+            return pfvm__fail(st, PFVM_ERR_INVALID, "spatial dim %d: pads %lld, %lld exceed the input size %lld plus the window extent %lld",
+                              i, (long long)w->pb[i], (long long)w->pe[i], (long long)in[i], (long long)ext64);
+#endif
+        a = same ? n : n + (pfvm__nn_wi)w->pb[i] + (pfvm__nn_wi)w->pe[i] - ext;
+        o = pfvm__nn_wdiv(a, s, up) + !same;
         if (same) {
-            int64_t total = (o - 1) * w->s[i] + ext - in[i];
+            pfvm__nn_wi total = (o - 1) * s + ext - n;
             if (total < 0)
                 total = 0;
             w->pb[i] = w->auto_pad == PFVM__NN_SAME_UPPER ? total / 2 : total - total / 2;
             w->pe[i] = total - w->pb[i];
         } else if (pfvm__nn_ceil_clamps(w, i)) {
-            int64_t last = pfvm__nn_div(in[i] + w->pb[i], w->s[i], 1);
+            pfvm__nn_wi last = pfvm__nn_wdiv(n + (pfvm__nn_wi)w->pb[i], s, 1);
             if (o > last)
                 o = last;
         }
         if (o < 0)
             return pfvm__fail(st, PFVM_ERR_SHAPE, "spatial size %lld is smaller than the window (%lld)", (long long)in[i],
-                              (long long)ext);
+                              (long long)ext64);
         out[i] = o;
     }
     for (; i < PFVM__NN_SP; i++)
@@ -32433,17 +32482,24 @@ typedef struct pfvm__nn_2d {
  * im2col packing). */
 static int pfvm__nn_2d_win(const pfvm__nn_win *w, const int64_t *in_sp, const int64_t *out_sp, pfvm__nn_2d *d)
 {
-    const int64_t lim = INT32_MAX;
+    const uint64_t lim = INT32_MAX;
     int i;
     if (w->k[2] != 1 || in_sp[2] != 1 || out_sp[2] != 1 || w->pb[2] || w->pe[2])
         return 0;
-    for (i = 0; i < 2; i++)
+    for (i = 0; i < 2; i++) {
         /* sizes, steps and pads are not negative: one is past 2^31 - 1
-         * when their bits together are (then the products cannot wrap) */
-        if ((uint64_t)(in_sp[i] | out_sp[i] | w->k[i] | w->s[i] | w->d[i] | w->pb[i]) > (uint64_t)lim ||
-            out_sp[i] * w->s[i] + w->k[i] * w->d[i] + w->pb[i] > lim || in_sp[i] + w->pb[i] + w->k[i] * w->d[i] > lim)
+         * when their bits together are; below, each is a 32-bit number
+         * and a product of two exact in 64 bits (one multiply on 32-bit
+         * cores, not a 64-bit product's sequence) */
+        uint64_t reach;
+        if ((uint64_t)(in_sp[i] | out_sp[i] | w->k[i] | w->s[i] | w->d[i] | w->pb[i]) > lim)
             return 0;
-    if (in_sp[0] * in_sp[1] > lim || out_sp[0] * out_sp[1] > lim || w->k[0] * w->k[1] > lim)
+        reach = (uint64_t)(uint32_t)w->k[i] * (uint32_t)w->d[i] + (uint32_t)w->pb[i];
+        if ((uint64_t)(uint32_t)out_sp[i] * (uint32_t)w->s[i] + reach > lim || reach + (uint32_t)in_sp[i] > lim)
+            return 0;
+    }
+    if ((uint64_t)(uint32_t)in_sp[0] * (uint32_t)in_sp[1] > lim || (uint64_t)(uint32_t)out_sp[0] * (uint32_t)out_sp[1] > lim ||
+        (uint64_t)(uint32_t)w->k[0] * (uint32_t)w->k[1] > lim)
         return 0;
     d->H = (int32_t)in_sp[0];
     d->W = (int32_t)in_sp[1];
@@ -37750,7 +37806,9 @@ static double pfvm__nn_conv_flops(const pfvm_node *n, const pfvm_dims *in, int n
  * the float kernel asks pfvm_la_workspace for them (none for depthwise). */
 /* The output's spatial size from x's dims and the window: a Conv inside a
  * fused group of a model with a stored plan, which holds no shape for the
- * group's inner values (0 when unknown). */
+ * group's inner values (0 when unknown). Not in a PFVM_NO_FUSION build:
+ * there every Conv's output has its shape when bound. */
+#ifndef PFVM_NO_FUSION
 static int64_t pfvm__nn_conv_out_plane(const pfvm_node *n, const pfvm_dims *x, const pfvm_dims *w)
 {
     int64_t kd[PFVM__NN_SP] = {0}, in_sp[PFVM__NN_SP], out_sp[PFVM__NN_SP], plane = 1;
@@ -37768,6 +37826,7 @@ static int64_t pfvm__nn_conv_out_plane(const pfvm_node *n, const pfvm_dims *x, c
         plane *= out_sp[i];
     return plane;
 }
+#endif
 
 /* Conv's workspace in floats: the engine's (`floats`), or more where the
  * lanes kernel may take the node (its padded input copy, AVX-512 hosts). */
@@ -37815,8 +37874,10 @@ static size_t pfvm__nn_conv_ws(const pfvm_node *n, const pfvm_dims *in, int n_in
         kk *= in[1].d[i];
         plane *= known_out ? out[0].d[i] : 1;
     }
+#ifndef PFVM_NO_FUSION
     if (!known_out)
         plane = pfvm__nn_conv_out_plane(n, &in[0], &in[1]);
+#endif
 #ifndef PFVM_CONV_NO_DEPTHWISE
     if (mg == 1 && in[1].d[1] == 1) /* the depthwise kernel's planes */
         return 0;

@@ -11,7 +11,9 @@
  * loops) gives the largest value inside each window in every build; over a
  * 3-D window (the generic loop) too, but in a build with both
  * PFVM_POOL_PLANES_ONLY and PFVM_FLOAT32_ONLY, where it fails naming the
- * node and PFVM_POOL_PLANES_ONLY. Run from the repository root:
+ * node and PFVM_POOL_PLANES_ONLY. A max pooling window whose extent is
+ * past 2^31 runs, but with PFVM_LEAN_KERNELS or PFVM_SMALL_KERNELS (32-bit
+ * windows), where it fails naming the node. Run from the repository root:
  *
  *   build/tests/test_float32_only
  *
@@ -93,6 +95,16 @@ static void pad_pool_attrs(pfvm_node *n, pfvm_status *st)
 {
     int64_t k[2] = {1, 1}, p[4] = {1, 1, 1, 1};
     pfvm_node_set_attr_ints(n, "kernel_shape", k, 2, st);
+    pfvm_node_set_attr_ints(n, "pads", p, 4, st);
+}
+
+/* 3x3 with dilation 2^30 along H and pads 2^30 + 2 there: the window's
+ * extent past 2^31, the pads within the input plus it (valid; 8 x 2 outputs) */
+static void wide_pool_attrs(pfvm_node *n, pfvm_status *st)
+{
+    int64_t k[2] = {3, 3}, d[2] = {(int64_t)1 << 30, 1}, p[4] = {((int64_t)1 << 30) + 2, 0, ((int64_t)1 << 30) + 2, 0};
+    pfvm_node_set_attr_ints(n, "kernel_shape", k, 2, st);
+    pfvm_node_set_attr_ints(n, "dilations", d, 2, st);
     pfvm_node_set_attr_ints(n, "pads", p, 4, st);
 }
 
@@ -302,6 +314,26 @@ int main(void)
         else
             CHECK_MSG(rc != PFVM_OK && strstr(st.msg, "PFVM_POOL_PLANES_ONLY") && strstr(st.msg, "node"),
                       "MaxPool 3-D: rc %d, message \"%s\"", (int)rc, st.msg);
+    }
+    {
+        /* a window past 32 bits: PFVM_LEAN_KERNELS and PFVM_SMALL_KERNELS
+         * resolve windows in 32-bit integers and refuse it naming the node,
+         * other builds run it */
+        pfvm_status st;
+        double out[64];
+        int n_out = 0;
+        pfvm_code rc;
+        memset(&st, 0, sizeof st);
+        memset(&c, 0, sizeof c);
+        c.op = "MaxPool", c.n_in = 1, c.rank[0] = 4, c.dims[0][0] = 1, c.dims[0][1] = 1, c.dims[0][2] = 4, c.dims[0][3] = 4;
+        c.vals[0] = X16, c.attrs = wide_pool_attrs, c.dtype = PFVM_FLOAT;
+        rc = run(&c, out, 64, &n_out, &st);
+#if defined(PFVM_LEAN_KERNELS) || defined(PFVM_SMALL_KERNELS)
+        CHECK_MSG(rc == PFVM_ERR_RANGE && strstr(st.msg, "2^31") && strstr(st.msg, "node"),
+                  "MaxPool past 2^31: rc %d, message \"%s\"", (int)rc, st.msg);
+#else
+        CHECK_MSG(rc == PFVM_OK && n_out == 16, "MaxPool past 2^31: %s", st.msg);
+#endif
     }
     {
         /* Relu on int8: the integer path, refused without the general engine */
