@@ -1337,10 +1337,13 @@ static int pfvm__fz_sink_shape(pfvm__fz_sink *k, const int64_t *S, int rank, int
 static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *D, int64_t (*sst)[PFVM_MAX_RANK],
                           int64_t inner, int64_t total, int64_t e0, int64_t e1)
 {
-    int64_t idx[PFVM_MAX_RANK], row = PFVM__FZ_CUT && inner ? e0 / inner : 0, c0 = PFVM__FZ_CUT ? e0 - row * inner : 0;
-    int64_t fill = 0, bpos = e0, pos, c, m;
+    /* a walk from 0 (every walk but a thread's part): no 64-bit division
+     * (a library call on 32-bit cores) */
+    int64_t idx[PFVM_MAX_RANK], row = PFVM__FZ_CUT && inner && e0 ? e0 / inner : 0;
+    int64_t c0 = PFVM__FZ_CUT ? e0 - row * inner : 0, fill = 0, bpos = e0, pos, c, m;
     int ns = (int)stbds_arrlen(p->sinks), j, d;
-    memset(idx, 0, sizeof idx);
+    for (d = 0; d + 1 < r; d++) /* the row indices over D[0..r-2] */
+        idx[d] = 0;
     for (d = r - 2; d >= 0 && row; d--) { /* the row e0 is in, as indices over D[0..r-2] */
         idx[d] = row % D[d];
         row /= D[d];
