@@ -9626,16 +9626,21 @@ PFVM_INTERNAL pfvm_code pfvm__kctx_alloc_output(pfvm_kctx *k, int i, pfvm_dtype 
         return PFVM_OK;
     if (rank < 0 || rank > PFVM_MAX_RANK)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output rank %d exceeds PFVM_MAX_RANK", rank);
-    for (d = 0; d < rank; d++)
-        if (dims[d] < 0 || !pfvm__mul_i64(numel, dims[d], &numel))
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "invalid output dimension %lld", (long long)dims[d]);
     if (t->data && t->kind == PFVM_KIND_TENSOR && !t->owns_data) {
-        /* planned storage: the kernel's shape must be the planned one */
-        if (t->dtype != dtype || t->rank != rank || (rank && memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank)))
+        /* planned storage: the kernel's shape must be the planned one (whose
+         * dims were checked when planned: no products here; dims compared
+         * in a loop, not by newlib-nano's bytewise memcmp, on the M4 about
+         * 80 instructions a planned output less) */
+        for (d = 0; d < rank && t->rank == rank && t->dims[d] == dims[d]; d++)
+            ;
+        if (t->dtype != dtype || t->rank != rank || d < rank)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE,
                                  "output %d has a different shape or type than planned", i);
         return PFVM_OK;
     }
+    for (d = 0; d < rank; d++)
+        if (dims[d] < 0 || !pfvm__mul_i64(numel, dims[d], &numel))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "invalid output dimension %lld", (long long)dims[d]);
     if (dynamic && t->owns_data && t->data)
         *dynamic -= t->nbytes < *dynamic ? t->nbytes : *dynamic;
     pfvm_tensor_release(t);
@@ -24778,18 +24783,28 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
 
 static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 {
-    const pfvm_function *f = pfvm__fz_callee(k->node);
+    const pfvm_function *f;
     pfvm__fz_state *s = (pfvm__fz_state *)k->state;
-    int j, fallback = 1;
-    if (!f || !f->body)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
-                             k->node->domain);
-    if (PFVM__FZ_NO_ENGINE)
-        return pfvm__fz_run_body(k, f);
+    int j, fallback = 1, ran = 0;
     /* compiled for other input types: compile again */
     for (j = 0; s && s->prog && j < s->prog->n_in && j < k->n_in; j++)
         if (k->in[j] && k->in[j]->dtype != s->prog->in_dtype[j])
             s->tried = 0;
+    /* the program an earlier run compiled: the function is looked up by
+     * name (strcmp over the model's functions, about 80 instructions a run
+     * on a Cortex-M4) only to compile or to fall back on its body */
+    if (!PFVM__FZ_NO_ENGINE && s && s->tried && s->prog) {
+        pfvm_code rc = pfvm__fz_run(s->prog, k, &fallback);
+        if (rc || !fallback)
+            return rc;
+        ran = 1;
+    }
+    f = pfvm__fz_callee(k->node);
+    if (!f || !f->body)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
+                             k->node->domain);
+    if (PFVM__FZ_NO_ENGINE || ran)
+        return pfvm__fz_run_body(k, f);
     if (!s || !s->tried) {
         pfvm_dtype dt[64];
         pfvm__fz_prog *p = NULL;
