@@ -166,8 +166,8 @@ bench/qemu_profile.py ELF LOG`):
 | pfvm flash, digits_planned / no kernels / digits_sel (run.sh) | 35,087 / 20,113 / 136,900 B | 35,105 / 20,131 / 136,980 B | - |
 
 Target not met: mlp at 4.51 instructions per MAC. Every other model's
-count went down or stayed (the int8 ones too: digits_q8 423,520 ->
-423,280, dscnn_q8 3,856,840 -> 3,856,640); the M7 counts follow (mlp
+count went down or stayed (the int8 ones too, from bench/int8_mcu.md: digits_q8 423,480 ->
+423,280, dscnn_q8 3,856,800 -> 3,856,640); the M7 counts follow (mlp
 15,440 -> 14,440). The planned images' flash grew 18 B (the planned
 output's dims compared before the products, `pfvm__kctx_alloc_output`),
 digits_sel's 80 B (that and the asm packing loop), within their
