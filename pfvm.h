@@ -9633,16 +9633,21 @@ PFVM_INTERNAL pfvm_code pfvm__kctx_alloc_output(pfvm_kctx *k, int i, pfvm_dtype 
         return PFVM_OK;
     if (rank < 0 || rank > PFVM_MAX_RANK)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_UNSUPPORTED, "output rank %d exceeds PFVM_MAX_RANK", rank);
-    for (d = 0; d < rank; d++)
-        if (dims[d] < 0 || !pfvm__mul_i64(numel, dims[d], &numel))
-            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "invalid output dimension %lld", (long long)dims[d]);
     if (t->data && t->kind == PFVM_KIND_TENSOR && !t->owns_data) {
-        /* planned storage: the kernel's shape must be the planned one */
-        if (t->dtype != dtype || t->rank != rank || (rank && memcmp(t->dims, dims, sizeof(int64_t) * (size_t)rank)))
+        /* planned storage: the kernel's shape must be the planned one (whose
+         * dims were checked when planned: no products here; dims compared
+         * in a loop, not by newlib-nano's bytewise memcmp, on the M4 about
+         * 80 instructions a planned output less) */
+        for (d = 0; d < rank && t->rank == rank && t->dims[d] == dims[d]; d++)
+            ;
+        if (t->dtype != dtype || t->rank != rank || d < rank)
             return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE,
                                  "output %d has a different shape or type than planned", i);
         return PFVM_OK;
     }
+    for (d = 0; d < rank; d++)
+        if (dims[d] < 0 || !pfvm__mul_i64(numel, dims[d], &numel))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_SHAPE, "invalid output dimension %lld", (long long)dims[d]);
     if (dynamic && t->owns_data && t->data)
         *dynamic -= t->nbytes < *dynamic ? t->nbytes : *dynamic;
     pfvm_tensor_release(t);
@@ -23830,10 +23835,13 @@ static int pfvm__fz_sink_shape(pfvm__fz_sink *k, const int64_t *S, int rank, int
 static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *D, int64_t (*sst)[PFVM_MAX_RANK],
                           int64_t inner, int64_t total, int64_t e0, int64_t e1)
 {
-    int64_t idx[PFVM_MAX_RANK], row = PFVM__FZ_CUT && inner ? e0 / inner : 0, c0 = PFVM__FZ_CUT ? e0 - row * inner : 0;
-    int64_t fill = 0, bpos = e0, pos, c, m;
+    /* a walk from 0 (every walk but a thread's part): no 64-bit division
+     * (a library call on 32-bit cores) */
+    int64_t idx[PFVM_MAX_RANK], row = PFVM__FZ_CUT && inner && e0 ? e0 / inner : 0;
+    int64_t c0 = PFVM__FZ_CUT ? e0 - row * inner : 0, fill = 0, bpos = e0, pos, c, m;
     int ns = (int)stbds_arrlen(p->sinks), j, d;
-    memset(idx, 0, sizeof idx);
+    for (d = 0; d + 1 < r; d++) /* the row indices over D[0..r-2] */
+        idx[d] = 0;
     for (d = r - 2; d >= 0 && row; d--) { /* the row e0 is in, as indices over D[0..r-2] */
         idx[d] = row % D[d];
         row /= D[d];
@@ -24915,18 +24923,28 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
 
 static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 {
-    const pfvm_function *f = pfvm__fz_callee(k->node);
+    const pfvm_function *f;
     pfvm__fz_state *s = (pfvm__fz_state *)k->state;
-    int j, fallback = 1;
-    if (!f || !f->body)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
-                             k->node->domain);
-    if (PFVM__FZ_NO_ENGINE)
-        return pfvm__fz_run_body(k, f);
+    int j, fallback = 1, ran = 0;
     /* compiled for other input types: compile again */
     for (j = 0; s && s->prog && j < s->prog->n_in && j < k->n_in; j++)
         if (k->in[j] && k->in[j]->dtype != s->prog->in_dtype[j])
             s->tried = 0;
+    /* the program an earlier run compiled: the function is looked up by
+     * name (strcmp over the model's functions, about 80 instructions a run
+     * on a Cortex-M4) only to compile or to fall back on its body */
+    if (!PFVM__FZ_NO_ENGINE && s && s->tried && s->prog) {
+        pfvm_code rc = pfvm__fz_run(s->prog, k, &fallback);
+        if (rc || !fallback)
+            return rc;
+        ran = 1;
+    }
+    f = pfvm__fz_callee(k->node);
+    if (!f || !f->body)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
+                             k->node->domain);
+    if (PFVM__FZ_NO_ENGINE || ran)
+        return pfvm__fz_run_body(k, f);
     if (!s || !s->tried) {
         pfvm_dtype dt[64];
         pfvm__fz_prog *p = NULL;
@@ -27574,18 +27592,27 @@ __attribute__((always_inline)) static inline void pfvm__la_kern_t4p(ptrdiff_t kc
 }
 
 /* A's rows i..i+3, steps 0..kc of K (contiguous), as pfvm__la_kern_t4p
- * reads them; pointer-sized indices (no 64-bit products on the M4).
- * Inlined: a call a strip cost dscnn 11,600 instructions. */
+ * reads them: a step's 4 values (one from each row, post-incremented) in
+ * one vstm, 7 instructions a step (13 in gcc -Os's loop: on the mlp's
+ * two products 52 steps). Inlined: a call a strip cost dscnn 11,600
+ * instructions. */
 __attribute__((always_inline)) static inline void pfvm__la_pack_a4(ptrdiff_t kc, const float *a, ptrdiff_t as_m, float *d)
 {
-    const float *a1 = a + as_m, *a2 = a1 + as_m, *a3 = a2 + as_m;
-    ptrdiff_t p;
-    for (p = 0; p < kc; p++, d += 4) {
-        d[0] = a[p];
-        d[1] = a1[p];
-        d[2] = a2[p];
-        d[3] = a3[p];
-    }
+    const float *a1 = a + as_m, *a2 = a1 + as_m, *a3 = a2 + as_m, *end = d + 4 * kc;
+    __asm__ volatile("cmp %[d], %[end]\n\t"
+                     "bhs 2f\n"
+                     "1:\n\t"
+                     "vldmia %[a0]!, {s0}\n\t"
+                     "vldmia %[a1]!, {s1}\n\t"
+                     "vldmia %[a2]!, {s2}\n\t"
+                     "vldmia %[a3]!, {s3}\n\t"
+                     "vstmia %[d]!, {s0-s3}\n\t"
+                     "cmp %[d], %[end]\n\t"
+                     "blo 1b\n"
+                     "2:\n\t"
+                     : [a0] "+r"(a), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [d] "+r"(d)
+                     : [end] "r"(end)
+                     : "s0", "s1", "s2", "s3", "cc", "memory");
 }
 
 #ifdef PFVM_LA_NO_WORKSPACE
@@ -36607,13 +36634,55 @@ static void pfvm__nn_ln_row4(float *y, const float *x, const float *s, const flo
 }
 #endif
 
+/* LayerNormalization's attributes, read at bind by its prepare hook: a
+ * run reads none by name (on a Cortex-M4 the mlp's three lookups, strcmp
+ * over the node's attributes, took about 300 instructions a run). */
+typedef struct pfvm__nn_ln_st {
+    const pfvm_node *node; /* whose attributes (as pfvm__la_gemm_st's) */
+    int64_t axis;
+    float eps;
+    pfvm_dtype stash;
+} pfvm__nn_ln_st;
+
+static void pfvm__nn_ln_read(const pfvm_node *n, pfvm__nn_ln_st *a)
+{
+    a->node = n;
+    a->axis = pfvm_node_attr_int(n, "axis", -1);
+    a->eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
+    a->stash = (pfvm_dtype)pfvm_node_attr_int(n, "stash_type", 1);
+}
+
+static pfvm_code pfvm__nn_prep_ln(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
+                                  void (**free_fn)(void *))
+{
+    pfvm__nn_ln_st *a = (pfvm__nn_ln_st *)*state;
+    (void)consts;
+    if (!a || *free_fn != pfvm__free || a->node != k->node) {
+        if (!(a = (pfvm__nn_ln_st *)pfvm__malloc(sizeof *a)))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory for its attributes");
+        *state = a;
+        *free_fn = pfvm__free;
+    }
+    pfvm__nn_ln_read(k->node, a); /* once a plan: attributes set since the last one count */
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
-    double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d, j, f32;
+    const pfvm__nn_ln_st *kept = (const pfvm__nn_ln_st *)k->state;
+    pfvm__nn_ln_st at;
+    double eps;
+    int a, d, j, f32;
     int64_t outer = 1, inner = 1, o, i, ns, nb, sdims[PFVM_MAX_RANK];
-    pfvm_dtype stash = (pfvm_dtype)pfvm_node_attr_int(k->node, "stash_type", 1);
+    pfvm_dtype stash;
+    if (kept && kept->node == k->node)
+        at = *kept;
+    else
+        pfvm__nn_ln_read(k->node, &at);
+    eps = at.eps;
+    a = pfvm__axis(at.axis, X->rank);
+    stash = at.stash;
     if (a < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", X->rank);
     if (!pfvm__nn_stash_ok(stash))
@@ -38260,6 +38329,7 @@ static const pfvm_op_variant pfvm__nn_avgpool_infer_variants[] = {
 #define pfvm__nn_k_unpool_grad NULL
 #define pfvm__nn_maxpool_infer_variants_grad NULL
 #define pfvm__nn_prep_conv_grad NULL
+#define pfvm__nn_prep_ln_grad NULL
 #define pfvm__nn_simp_bn_grad NULL
 #define pfvm__nn_simp_conv_grad NULL
 #endif
@@ -38314,6 +38384,7 @@ static const pfvm_op_variant pfvm__nn_avgpool_infer_variants[] = {
 #define pfvm__nn_k_unpool_fuse NULL
 #define pfvm__nn_maxpool_infer_variants_fuse NULL
 #define pfvm__nn_prep_conv_fuse NULL
+#define pfvm__nn_prep_ln_fuse NULL
 #define pfvm__nn_simp_bn_fuse NULL
 #define pfvm__nn_simp_conv_fuse NULL
 #endif
@@ -38330,7 +38401,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
     PFVM__OP_SEL(GlobalLpPool, {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, pfvm_acl_batchnorm, NULL, NULL, NULL})
     PFVM__OP_SEL(BatchNormalization, {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, pfvm_acl_batchnorm, NULL, NULL, NULL})
-    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM__OP_ACCEL_STREAMED, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm_acl_layernorm, NULL, NULL, NULL})
+    PFVM__OP_SEL(LayerNormalization, {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM__OP_ACCEL_STREAMED, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm_acl_layernorm, NULL, pfvm__nn_prep_ln, NULL})
     PFVM__OP_SEL(InstanceNormalization, {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(LRN, {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL})
     PFVM__OP_SEL(LpNormalization, {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL, NULL, NULL, NULL, NULL})
@@ -38406,6 +38477,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
 #undef pfvm__nn_k_unpool_grad
 #undef pfvm__nn_maxpool_infer_variants_grad
 #undef pfvm__nn_prep_conv_grad
+#undef pfvm__nn_prep_ln_grad
 #undef pfvm__nn_simp_bn_grad
 #undef pfvm__nn_simp_conv_grad
 #endif
@@ -38460,6 +38532,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
 #undef pfvm__nn_k_unpool_fuse
 #undef pfvm__nn_maxpool_infer_variants_fuse
 #undef pfvm__nn_prep_conv_fuse
+#undef pfvm__nn_prep_ln_fuse
 #undef pfvm__nn_simp_bn_fuse
 #undef pfvm__nn_simp_conv_fuse
 #endif

@@ -211,6 +211,79 @@ What this round did (per symbol, `arm-none-eabi-nm --size-sort
 
 MD
     cat <<'MD'
+Issue 19, eighteenth round: mlp (before: main at b49d921; now: branch
+mcum17; `sh tests/mcu/run.sh`: 24 passed, every output bit-exact with
+the host build and with `interp run`, no allocation in the run; QEMU
+`-icount`, so instruction counts, not timings: the load, 1.5 to 3 on 2
+shared cores, does not change them; per-function figures from one
+`pfvm_exec_run` traced with `qemu-system-arm -M mps2-an386 -icount
+shift=0 ... -d in_asm,exec,nochain -D LOG` and `python3
+bench/qemu_profile.py ELF LOG`):
+
+| | before | now | target |
+| --- | ---: | ---: | ---: |
+| instructions per MAC, mlp (3,200 MACs, M4) | 4.84 (15,480 / inference) | 4.51 (14,440) | <= 3 (9,600) |
+| instructions per inference, cnn_small (M4) | 591,160 | 590,000 | - |
+| instructions per inference, dscnn (M4) | 6,355,240 | 6,350,440 | - |
+| instructions per inference, mlp_mnist (M4) | 296,040 | 295,640 | - |
+| instructions per inference, digits (M4) | 822,200 | 820,960 | - |
+| instructions per inference, digits_planned / digits_small (M4) | 848,600 / 1,464,360 | 848,040 / 1,463,760 | - |
+| instructions per inference, mlp_mnist_planned (M4) | 294,120 | 293,960 | - |
+| text, mlp image (M4, whole library) | 539,293 B | 539,485 B | - |
+| pfvm flash, digits_planned / no kernels / digits_sel (run.sh) | 35,087 / 20,113 / 136,900 B | 35,105 / 20,131 / 136,980 B | - |
+
+Target not met: mlp at 4.51 instructions per MAC. Every other model's
+count went down or stayed (the int8 ones too, from bench/int8_mcu.md: digits_q8 423,480 ->
+423,280, dscnn_q8 3,856,800 -> 3,856,640); the M7 counts follow (mlp
+15,440 -> 14,440). The planned images' flash grew 18 B (the planned
+output's dims compared before the products, `pfvm__kctx_alloc_output`),
+digits_sel's 80 B (that and the asm packing loop), within their
+budgets. What changed (mlp's run profiled: 15,435 instructions before,
+14,424 now):
+
+- A's 4 rows packed for the M4's Gemm tiles (`pfvm__la_pack_a4`, both
+  products of the mlp and every transposed-B product of
+  `pfvm__la_t4_trows_run`) by an assembly loop: one value from each row
+  (post-incremented `vldmia`) and one `vstmia` a step, 7 instructions a
+  step where gcc -Os's loop took 13 (52 steps in the mlp).
+  `pfvm__la_bp_run` 5,149 -> 4,814.
+- LayerNormalization's attributes (axis, epsilon, stash_type) read at
+  bind by a prepare hook (`pfvm__nn_prep_ln`, the state naming its
+  node as Gemm's does): strcmp over the node's attributes each run
+  gone (strcmp 164 -> 82, `pfvm_node_attr*` 123 -> 0).
+- A fused group whose program an earlier run compiled runs without its
+  function looked up by name (`pfvm__fz_kernel`: `pfvm_model_function`
+  and its strcmp only to compile or to fall back on the body): strcmp
+  82 -> 0.
+- A planned output's shape checked by comparing its dims in a loop
+  before anything else (`pfvm__kctx_alloc_output`): no 64-bit products
+  for dims already checked at planning, no newlib-nano bytewise memcmp:
+  memcmp 156 -> 0, `pfvm__mul_i64` 154 -> 88.
+- A fused walk from position 0 divides nothing (`pfvm__fz_walk`: the
+  64-bit division a library call) and zeroes only the row indices it
+  uses: `__udivmoddi4` 42 -> 0, memset 109 -> 61.
+- Tried and dropped: the 4x4 tile's bias add and stores in the kernel's
+  assembly (`vstmia` a row, 24 instructions a tile against about 55):
+  gcc then kept more of the tile loop's pointers on the stack, 4,814 ->
+  4,847.
+- Left, from this round's profile: the tiles' fused multiply-adds
+  (3,072 of `pfvm__la_bp_run`'s 4,814 and `pfvm__la_kern_t4p1`'s 284:
+  the floor at one vfma a MAC; the rest: the loop's loads and branches
+  384, A's packing 364, and per 4x4 tile about 100 for zeroing, bias
+  add, stores and the tile loop); GELU (`pfvm__ew_zg_erf` 2,945,
+  already about 22 a value in assembly: bit-exact with the host's erf
+  leaves 3 vmov a value for the polynomial's addends; fewer would need
+  a cheaper erf within the tests' tolerance, host included);
+  LayerNormalization (`pfvm__nn_k_ln` 1,002 + `pfvm__nn_moments_f32`
+  728); the fused engine's per-run work (`pfvm__fz_run` 762, of it the
+  shape signature of 7 tensors each run, `pfvm__fz_walk` 666,
+  `pfvm__fz_load_fixed` 156); the executor's per-node work
+  (`pfvm__call_kernel` 294, `pfvm__kctx_alloc_output` 249,
+  `pfvm__node_io` 234, `pfvm_tensor_numel` 170, `pfvm__takes_kinds`
+  150).
+
+MD
+    cat <<'MD'
 Issue 19, seventeenth round: executor (before: main at 1434268, the
 figures in tests/mcu/flash_budget.txt; now: branch mcuf16; M4
 (`mps2-an386`) images built with run.sh's flags and linked as run.sh

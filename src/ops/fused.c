@@ -1337,10 +1337,13 @@ static int pfvm__fz_sink_shape(pfvm__fz_sink *k, const int64_t *S, int rank, int
 static void pfvm__fz_walk(pfvm__fz_prog *p, pfvm_kctx *k, int r, const int64_t *D, int64_t (*sst)[PFVM_MAX_RANK],
                           int64_t inner, int64_t total, int64_t e0, int64_t e1)
 {
-    int64_t idx[PFVM_MAX_RANK], row = PFVM__FZ_CUT && inner ? e0 / inner : 0, c0 = PFVM__FZ_CUT ? e0 - row * inner : 0;
-    int64_t fill = 0, bpos = e0, pos, c, m;
+    /* a walk from 0 (every walk but a thread's part): no 64-bit division
+     * (a library call on 32-bit cores) */
+    int64_t idx[PFVM_MAX_RANK], row = PFVM__FZ_CUT && inner && e0 ? e0 / inner : 0;
+    int64_t c0 = PFVM__FZ_CUT ? e0 - row * inner : 0, fill = 0, bpos = e0, pos, c, m;
     int ns = (int)stbds_arrlen(p->sinks), j, d;
-    memset(idx, 0, sizeof idx);
+    for (d = 0; d + 1 < r; d++) /* the row indices over D[0..r-2] */
+        idx[d] = 0;
     for (d = r - 2; d >= 0 && row; d--) { /* the row e0 is in, as indices over D[0..r-2] */
         idx[d] = row % D[d];
         row /= D[d];
@@ -2422,18 +2425,28 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
 
 static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 {
-    const pfvm_function *f = pfvm__fz_callee(k->node);
+    const pfvm_function *f;
     pfvm__fz_state *s = (pfvm__fz_state *)k->state;
-    int j, fallback = 1;
-    if (!f || !f->body)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
-                             k->node->domain);
-    if (PFVM__FZ_NO_ENGINE)
-        return pfvm__fz_run_body(k, f);
+    int j, fallback = 1, ran = 0;
     /* compiled for other input types: compile again */
     for (j = 0; s && s->prog && j < s->prog->n_in && j < k->n_in; j++)
         if (k->in[j] && k->in[j]->dtype != s->prog->in_dtype[j])
             s->tried = 0;
+    /* the program an earlier run compiled: the function is looked up by
+     * name (strcmp over the model's functions, about 80 instructions a run
+     * on a Cortex-M4) only to compile or to fall back on its body */
+    if (!PFVM__FZ_NO_ENGINE && s && s->tried && s->prog) {
+        pfvm_code rc = pfvm__fz_run(s->prog, k, &fallback);
+        if (rc || !fallback)
+            return rc;
+        ran = 1;
+    }
+    f = pfvm__fz_callee(k->node);
+    if (!f || !f->body)
+        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
+                             k->node->domain);
+    if (PFVM__FZ_NO_ENGINE || ran)
+        return pfvm__fz_run_body(k, f);
     if (!s || !s->tried) {
         pfvm_dtype dt[64];
         pfvm__fz_prog *p = NULL;

@@ -4682,13 +4682,55 @@ static void pfvm__nn_ln_row4(float *y, const float *x, const float *s, const flo
 }
 #endif
 
+/* LayerNormalization's attributes, read at bind by its prepare hook: a
+ * run reads none by name (on a Cortex-M4 the mlp's three lookups, strcmp
+ * over the node's attributes, took about 300 instructions a run). */
+typedef struct pfvm__nn_ln_st {
+    const pfvm_node *node; /* whose attributes (as pfvm__la_gemm_st's) */
+    int64_t axis;
+    float eps;
+    pfvm_dtype stash;
+} pfvm__nn_ln_st;
+
+static void pfvm__nn_ln_read(const pfvm_node *n, pfvm__nn_ln_st *a)
+{
+    a->node = n;
+    a->axis = pfvm_node_attr_int(n, "axis", -1);
+    a->eps = pfvm_node_attr_float(n, "epsilon", 1e-5f);
+    a->stash = (pfvm_dtype)pfvm_node_attr_int(n, "stash_type", 1);
+}
+
+static pfvm_code pfvm__nn_prep_ln(const pfvm_kctx *k, const pfvm_tensor *const *consts, void **state,
+                                  void (**free_fn)(void *))
+{
+    pfvm__nn_ln_st *a = (pfvm__nn_ln_st *)*state;
+    (void)consts;
+    if (!a || *free_fn != pfvm__free || a->node != k->node) {
+        if (!(a = (pfvm__nn_ln_st *)pfvm__malloc(sizeof *a)))
+            return pfvm__op_fail(k->st, k->node, PFVM_ERR_NOMEM, "out of memory for its attributes");
+        *state = a;
+        *free_fn = pfvm__free;
+    }
+    pfvm__nn_ln_read(k->node, a); /* once a plan: attributes set since the last one count */
+    return PFVM_OK;
+}
+
 static pfvm_code pfvm__nn_k_ln(pfvm_kctx *k)
 {
     const pfvm_tensor *X = k->in[0], *S = k->in[1], *B = k->n_in > 2 ? k->in[2] : NULL;
-    double eps = pfvm_node_attr_float(k->node, "epsilon", 1e-5f);
-    int a = pfvm__axis(pfvm_node_attr_int(k->node, "axis", -1), X->rank), d, j, f32;
+    const pfvm__nn_ln_st *kept = (const pfvm__nn_ln_st *)k->state;
+    pfvm__nn_ln_st at;
+    double eps;
+    int a, d, j, f32;
     int64_t outer = 1, inner = 1, o, i, ns, nb, sdims[PFVM_MAX_RANK];
-    pfvm_dtype stash = (pfvm_dtype)pfvm_node_attr_int(k->node, "stash_type", 1);
+    pfvm_dtype stash;
+    if (kept && kept->node == k->node)
+        at = *kept;
+    else
+        pfvm__nn_ln_read(k->node, &at);
+    eps = at.eps;
+    a = pfvm__axis(at.axis, X->rank);
+    stash = at.stash;
     if (a < 0)
         return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "axis is out of range for rank %d", X->rank);
     if (!pfvm__nn_stash_ok(stash))
@@ -6258,7 +6300,7 @@ PFVM_INTERNAL const pfvm_op_def pfvm__ops_nn[] = {
     {"GlobalLpPool", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_global, pfvm__nn_k_glp, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
     {"BatchNormalization", "", 1, 13, 5, 5, 1, 5, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, pfvm_acl_batchnorm, NULL, NULL, NULL},
     {"BatchNormalization", "", 14, 0, 5, 5, 1, 3, pfvm__nn_infer_bn, pfvm__nn_k_bn, NULL, PFVM_FUSE_BROADCAST, PFVM__NN_F, NULL, 0, pfvm__nn_simp_bn, pfvm__nn_k_bn_grad, NULL, NULL, pfvm_acl_batchnorm, NULL, NULL, NULL},
-    {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM__OP_ACCEL_STREAMED, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm_acl_layernorm, NULL, NULL, NULL},
+    {"LayerNormalization", "", 17, 0, 2, 3, 1, 3, pfvm__nn_infer_ln, pfvm__nn_k_ln, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, PFVM__OP_ACCEL_STREAMED, NULL, pfvm__nn_k_ln_grad, NULL, NULL, pfvm_acl_layernorm, NULL, pfvm__nn_prep_ln, NULL},
     {"InstanceNormalization", "", 1, 0, 3, 3, 1, 1, pfvm__nn_infer_instnorm, pfvm__nn_k_instnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_instnorm_grad, NULL, NULL, NULL, NULL, NULL, NULL},
     {"LRN", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lrn, pfvm__nn_k_lrn, NULL, PFVM_FUSE_OPAQUE, PFVM__NN_F, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
     {"LpNormalization", "", 1, 0, 1, 1, 1, 1, pfvm__nn_infer_lpnorm, pfvm__nn_k_lpnorm, NULL, PFVM_FUSE_REDUCTION, PFVM__NN_F, NULL, 0, NULL, pfvm__nn_k_lpnorm_grad, NULL, NULL, NULL, NULL, NULL, NULL},
