@@ -2938,6 +2938,14 @@ PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t
  * already (kernels' pfvm__op_fail does); returns st's code, or fallback
  * without a status. */
 PFVM_INTERNAL pfvm_code pfvm__name_node(const pfvm_node *n, pfvm_status *st, pfvm_code fallback);
+/* 1 when data is the storage of an initializer of n's model (of n's graph,
+ * the graphs around it, or the main graph: a fused group's head reads the
+ * main graph's): the model owns it for its life, unchanged from plan to
+ * plan, so weights a prepare hook packed from it may be kept between plans
+ * and found again by address. Other constants (B = W * s folded at bind
+ * from an input) live in the plan's storage, which the next plan reuses:
+ * the same address can then hold other weights. */
+PFVM_INTERNAL int pfvm__model_owns(const pfvm_node *n, const void *data);
 /* Element i of an integer or bool tensor as int64 (0 for other types or outside
  * the storage): pfvm_tensor_get_i64 without its floating-point cases. */
 PFVM_INTERNAL int64_t pfvm__tensor_int_at(const pfvm_tensor *t, int64_t i);
@@ -7408,6 +7416,22 @@ PFVM_INTERNAL pfvm_code pfvm__name_node(const pfvm_node *n, pfvm_status *st, pfv
     if (strncmp(st->msg, "node '", 6))
         pfvm__prefix(st, "node '%s' (%s)", pfvm__node_label(n, lb, sizeof lb), n->op_type);
     return st->code;
+}
+
+static int pfvm__inits_hold(const pfvm_graph *g, const void *data)
+{
+    int i;
+    for (; g; g = g->parent)
+        for (i = 0; i < pfvm_graph_num_initializers(g); i++)
+            if (g->inits[i]->init && g->inits[i]->init->data == data)
+                return 1;
+    return 0;
+}
+
+PFVM_INTERNAL int pfvm__model_owns(const pfvm_node *n, const void *data)
+{
+    const pfvm_graph *g = n->graph;
+    return g && (pfvm__inits_hold(g, data) || (g->model && pfvm__inits_hold(g->model->graph, data)));
 }
 
 /* ---- topological sort and verification ------------------------------------ */
@@ -30469,30 +30493,6 @@ typedef struct pfvm__la_gemm_st {
                             * small transposed B packed in fours (pfvm__la_bpack); else NULL */
 } pfvm__la_gemm_st;
 
-#if (defined(PFVM__LA_X86) && defined(PFVM_AVX512_KERNELS)) || defined(PFVM__LA_BPACK)
-/* 1 when data is the storage of an initializer of n's model (of n's graph,
- * the graphs around it, or the main graph: a fused group's head reads the
- * main graph's): the model owns it for its life, unchanged from plan to
- * plan, so weights packed from it are kept between plans and found again
- * by address. Other constants (B = W * s folded at bind from an input)
- * live in the plan's storage, which the next plan reuses, so the same
- * address can then hold other weights: those are not packed. */
-static int pfvm__la_inits_hold(const pfvm_graph *g, const void *data)
-{
-    int i;
-    for (; g; g = g->parent)
-        for (i = 0; i < pfvm_graph_num_initializers(g); i++)
-            if (g->inits[i]->init && g->inits[i]->init->data == data)
-                return 1;
-    return 0;
-}
-
-static int pfvm__la_model_owned(const pfvm_node *n, const void *data)
-{
-    const pfvm_graph *g = n->graph;
-    return g && (pfvm__la_inits_hold(g, data) || (g->model && pfvm__la_inits_hold(g->model->graph, data)));
-}
-#endif
 
 static void pfvm__la_gemm_read(const pfvm_node *n, pfvm__la_gemm_st *a)
 {
@@ -30582,7 +30582,7 @@ static const pfvm__la_gemv_pack *pfvm__la_gemv_pack_of(const pfvm__la_gemm_st *s
 
 /* Part of Gemm's prepare hook: packs a constant float B given transposed
  * (transB 1, as classifiers have it; B's rows are C's columns), an
- * initializer's (pfvm__la_model_owned), and large
+ * initializer's (pfvm__model_owns), and large
  * enough to matter (64K weights and more) for the batch-1 product above,
  * into st->pack. A B in rows (transB 0) keeps pfvm__la_gemv_rows, which
  * streams it already. Anything it cannot use it leaves to the kernel. */
@@ -30594,7 +30594,7 @@ static pfvm_code pfvm__la_prep_gemv(const pfvm_kctx *k, const pfvm_tensor *const
     int64_t n, kk, q, p, j, np;
     size_t floats;
     if (!PFVM_PREPACK || !pfvm__have_avx512() || !tb || !B || B->dtype != PFVM_FLOAT || !B->data || B->rank != 2 ||
-        !A || A->dtype != PFVM_FLOAT || pfvm_tensor_numel(B) < 65536 || !pfvm__la_model_owned(k->node, B->data))
+        !A || A->dtype != PFVM_FLOAT || pfvm_tensor_numel(B) < 65536 || !pfvm__model_owns(k->node, B->data))
         return PFVM_OK;
     n = B->dims[tb ? 0 : 1];
     kk = B->dims[tb ? 1 : 0];
@@ -30691,7 +30691,7 @@ typedef struct pfvm__la_bpack {
 /* Part of Gemm's prepare hook on 32-bit Arm: packs B (pfvm__la_bpack) into
  * st->pack when pfvm__la_gemm_bp will take the product: A float and not
  * transposed, rows a multiple of 4, B an initializer's float (it stays
- * between plans: pfvm__la_model_owned) transposed with at least 4 rows, K
+ * between plans: pfvm__model_owns) transposed with at least 4 rows, K
  * at most PFVM_LA_KC. Otherwise it leaves the kernel as it was. */
 static pfvm_code pfvm__la_prep_bpack(const pfvm_kctx *k, const pfvm_tensor *const *consts, pfvm__la_gemm_st *st)
 {
@@ -30705,7 +30705,7 @@ static pfvm_code pfvm__la_prep_bpack(const pfvm_kctx *k, const pfvm_tensor *cons
     n = B->dims[0];
     kk = B->dims[1];
     n4 = n / 4 * 4;
-    if (n4 < 4 || kk < 1 || kk > PFVM_LA_KC || n4 * kk > PFVM_LA_BPACK_MAX || !pfvm__la_model_owned(k->node, B->data))
+    if (n4 < 4 || kk < 1 || kk > PFVM_LA_KC || n4 * kk > PFVM_LA_BPACK_MAX || !pfvm__model_owns(k->node, B->data))
         return PFVM_OK;
     if (old && old->b == B->data && old->n == n && old->k == kk)
         return PFVM_OK; /* packed when last bound */
@@ -34341,15 +34341,21 @@ static pfvm_code pfvm__nn_prep_conv(const pfvm_kctx *k, const pfvm_tensor *const
     int64_t group = pfvm_node_attr_int(k->node, "group", 1), M, K, i;
     pfvm__nn_packed *pk;
     size_t per;
-    if (!PFVM_PREPACK || !W || W->dtype != PFVM_FLOAT || !W->data || W->rank < 3 || !X || X->dtype != PFVM_FLOAT ||
+    if (!PFVM_PREPACK)
+        return PFVM_OK; /* no state is ever kept */
+    if (*state) {
+        if (W && W->dtype == PFVM_FLOAT && W->data && W->rank >= 3 && group >= 1 && pfvm__nn_packed_of(k, W, group) &&
+            pfvm__model_owns(k->node, W->data))
+            return PFVM_OK; /* packed when last bound, from the model's own weights */
+        *state = NULL; /* the last plan's: other weights may sit at its address now (the executor frees it) */
+    }
+    if (!W || W->dtype != PFVM_FLOAT || !W->data || W->rank < 3 || !X || X->dtype != PFVM_FLOAT ||
         (k->n_in > 2 && k->in[2] && k->in[2]->dtype != PFVM_FLOAT) || group < 1 || W->dims[0] % group || W->dims[0] < 1)
         return PFVM_OK;
     M = W->dims[0];
     K = pfvm_tensor_numel(W) / M;
     if (M / group <= 12 || K < 1 || pfvm_tensor_numel(W) != M * K)
         return PFVM_OK;
-    if (pfvm__nn_packed_of(k, W, group))
-        return PFVM_OK; /* packed when last bound */
 #ifdef PFVM__LA_CONV_S1
     if (group == 1 && pfvm__nn_lanes_at_bind(k, X, W)) {
         pk = (pfvm__nn_packed *)pfvm__calloc(1, sizeof *pk);

@@ -508,22 +508,25 @@ static void lanes_cases(void)
 }
 #endif
 
-/* A Gemm's B folded at bind from a small integer input (B = W * s): each
- * binding with another s plans again and folds B anew, into storage that
- * may sit where the last plan's B was. Gemm's prepare hook keeps weights
- * it packed only while they are the model's (initializers, which never
- * move): a pack keyed on B's address alone would give the first s's
- * product for every s (the 32-bit Arm packing, PFVM_LA_TILE4 builds of
- * this test, did). */
-static void folded_b_rebind(void)
+/* A Gemm's B or a Conv's W folded at bind from a small integer input
+ * (B = W * s): each binding with another s plans again and folds B anew,
+ * into storage that may sit where the last plan's B was. The prepare
+ * hooks keep weights they packed only while they are the model's
+ * (initializers, which never move): a pack keyed on B's address alone
+ * would give the first s's product for every s (the 32-bit Arm packing,
+ * PFVM_LA_TILE4 builds of this test, and Conv's packing did). conv: a
+ * 1x1 Conv of 16 output channels on a 1x8x2x2 input (its weights packed
+ * for the engine), else a Gemm of 6 columns on a 4x8 A (transB 1). */
+static void folded_b_rebind(int conv)
 {
-    static const int64_t da[2] = {4, 8}, dw[2] = {6, 8}, dc[1] = {6}, ds[1] = {1};
+    static const int64_t da[2] = {4, 8}, dx[4] = {1, 8, 2, 2}, ds[1] = {1};
+    const int64_t cols = conv ? 16 : 6, dw[4] = {conv ? 16 : 6, 8, 1, 1}, dc[1] = {conv ? 16 : 6};
     pfvm_status st;
     pfvm_model *m = pfvm_model_new(&st);
     pfvm_graph *g = m ? pfvm_graph_new(m, NULL, "folded", &st) : NULL;
     pfvm_value *va, *vs, *vw, *vc, *vsf, *vb, *vy, *in[3];
     pfvm_tensor *tw, *tc, *ta = NULL, *ts = NULL;
-    pfvm_node *cast, *gemm;
+    pfvm_node *cast, *op;
     pfvm_exec *e = NULL;
     float a[32];
     int64_t s = 1, i, j, p;
@@ -535,14 +538,14 @@ static void folded_b_rebind(void)
     vc = pfvm_graph_value(g, "c", &st), vsf = pfvm_graph_value(g, "sf", &st), vb = pfvm_graph_value(g, "b", &st);
     vy = pfvm_graph_value(g, "y", &st);
     CHECK(pfvm_graph_add_input(g, va, &st) == PFVM_OK && pfvm_graph_add_input(g, vs, &st) == PFVM_OK);
-    tw = pfvm_model_tensor(m, PFVM_FLOAT, 2, dw, NULL, &st);
+    tw = pfvm_model_tensor(m, PFVM_FLOAT, conv ? 4 : 2, dw, NULL, &st);
     tc = pfvm_model_tensor(m, PFVM_FLOAT, 1, dc, NULL, &st);
     CHECK(tw && tc);
     if (!tw || !tc)
         goto done;
-    for (i = 0; i < 48; i++)
+    for (i = 0; i < cols * 8; i++)
         ((float *)tw->data)[i] = (float)(i % 7) - 3.0f;
-    for (i = 0; i < 6; i++)
+    for (i = 0; i < cols; i++)
         ((float *)tc->data)[i] = (float)i;
     CHECK(pfvm_graph_add_init(g, vw, tw, &st) == PFVM_OK && pfvm_graph_add_init(g, vc, tc, &st) == PFVM_OK);
     cast = pfvm_graph_add_node(g, "Cast", "", "cast", &vs, 1, &vsf, 1, &st);
@@ -550,14 +553,14 @@ static void folded_b_rebind(void)
     CHECK(cast && pfvm_node_set_attr_int(cast, "to", PFVM_FLOAT, &st) == PFVM_OK);
     CHECK(pfvm_graph_add_node(g, "Mul", "", "scale", in, 2, &vb, 1, &st) != NULL);
     in[0] = va, in[1] = vb, in[2] = vc;
-    gemm = pfvm_graph_add_node(g, "Gemm", "", "gemm", in, 3, &vy, 1, &st);
-    CHECK(gemm && pfvm_node_set_attr_int(gemm, "transB", 1, &st) == PFVM_OK);
+    op = pfvm_graph_add_node(g, conv ? "Conv" : "Gemm", "", "op", in, 3, &vy, 1, &st);
+    CHECK(op && (conv || pfvm_node_set_attr_int(op, "transB", 1, &st) == PFVM_OK));
     CHECK(pfvm_graph_add_output(g, vy, &st) == PFVM_OK);
     e = pfvm_exec_new(m, NULL, &st);
     CHECK_MSG(e != NULL, "%s", st.msg);
     for (i = 0; i < 32; i++)
         a[i] = (float)(i % 5) - 2.0f;
-    ta = pfvm_tensor_view(PFVM_FLOAT, 2, da, a, &st);
+    ta = conv ? pfvm_tensor_view(PFVM_FLOAT, 4, dx, a, &st) : pfvm_tensor_view(PFVM_FLOAT, 2, da, a, &st);
     ts = pfvm_tensor_view(PFVM_INT64, 1, ds, &s, &st);
     for (; e && ta && ts && s <= 3; s += 2) { /* s 1, then 3: planned again, B folded again */
         const pfvm_tensor *both[2];
@@ -565,13 +568,13 @@ static void folded_b_rebind(void)
         both[0] = ta, both[1] = ts;
         CHECK_MSG(pfvm_exec_bind(e, both, 2, &st) == PFVM_OK && pfvm_exec_run(e, &st) == PFVM_OK, "%s", st.msg);
         y = (const float *)pfvm_exec_output(e, 0)->data;
-        for (i = 0; i < 4; i++)
-            for (j = 0; j < 6; j++) {
-                float want = (float)j;
+        for (i = 0; i < 4; i++) /* a row of A, or a position of the Conv's plane */
+            for (j = 0; j < cols; j++) {
+                float want = (float)j, got = y[conv ? j * 4 + i : i * cols + j];
                 for (p = 0; p < 8; p++)
-                    want += a[i * 8 + p] * ((const float *)tw->data)[j * 8 + p] * (float)s;
-                CHECK_MSG(y[i * 6 + j] == want, "s %lld: y[%lld][%lld] %g, want %g", (long long)s, (long long)i,
-                          (long long)j, (double)y[i * 6 + j], (double)want);
+                    want += a[conv ? p * 4 + i : i * 8 + p] * ((const float *)tw->data)[j * 8 + p] * (float)s;
+                CHECK_MSG(got == want, "%s, s %lld: y[%lld][%lld] %g, want %g", conv ? "Conv" : "Gemm", (long long)s,
+                          (long long)i, (long long)j, (double)got, (double)want);
             }
     }
 done:
@@ -605,7 +608,8 @@ int main(void)
                             one(ms[im], ns[in], ks[ik], (ik + (size_t)variant) % 2 ? 0.75f : 1.0f, ta, variant, ws, epi);
                         }
     inplace_cases(n_epi);
-    folded_b_rebind();
+    folded_b_rebind(0);
+    folded_b_rebind(1);
 #ifdef PFVM__STORE_SILU
     silu_ulp();
 #endif

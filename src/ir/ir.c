@@ -895,6 +895,22 @@ PFVM_INTERNAL pfvm_code pfvm__name_node(const pfvm_node *n, pfvm_status *st, pfv
     return st->code;
 }
 
+static int pfvm__inits_hold(const pfvm_graph *g, const void *data)
+{
+    int i;
+    for (; g; g = g->parent)
+        for (i = 0; i < pfvm_graph_num_initializers(g); i++)
+            if (g->inits[i]->init && g->inits[i]->init->data == data)
+                return 1;
+    return 0;
+}
+
+PFVM_INTERNAL int pfvm__model_owns(const pfvm_node *n, const void *data)
+{
+    const pfvm_graph *g = n->graph;
+    return g && (pfvm__inits_hold(g, data) || (g->model && pfvm__inits_hold(g->model->graph, data)));
+}
+
 /* ---- topological sort and verification ------------------------------------ */
 
 /* Every value a node reads, including those its subgraphs capture from the

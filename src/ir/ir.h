@@ -436,6 +436,14 @@ PFVM_INTERNAL const char *pfvm__node_label(const pfvm_node *n, char *buf, size_t
  * already (kernels' pfvm__op_fail does); returns st's code, or fallback
  * without a status. */
 PFVM_INTERNAL pfvm_code pfvm__name_node(const pfvm_node *n, pfvm_status *st, pfvm_code fallback);
+/* 1 when data is the storage of an initializer of n's model (of n's graph,
+ * the graphs around it, or the main graph: a fused group's head reads the
+ * main graph's): the model owns it for its life, unchanged from plan to
+ * plan, so weights a prepare hook packed from it may be kept between plans
+ * and found again by address. Other constants (B = W * s folded at bind
+ * from an input) live in the plan's storage, which the next plan reuses:
+ * the same address can then hold other weights. */
+PFVM_INTERNAL int pfvm__model_owns(const pfvm_node *n, const void *data);
 /* Element i of an integer or bool tensor as int64 (0 for other types or outside
  * the storage): pfvm_tensor_get_i64 without its floating-point cases. */
 PFVM_INTERNAL int64_t pfvm__tensor_int_at(const pfvm_tensor *t, int64_t i);

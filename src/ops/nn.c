@@ -2389,15 +2389,21 @@ static pfvm_code pfvm__nn_prep_conv(const pfvm_kctx *k, const pfvm_tensor *const
     int64_t group = pfvm_node_attr_int(k->node, "group", 1), M, K, i;
     pfvm__nn_packed *pk;
     size_t per;
-    if (!PFVM_PREPACK || !W || W->dtype != PFVM_FLOAT || !W->data || W->rank < 3 || !X || X->dtype != PFVM_FLOAT ||
+    if (!PFVM_PREPACK)
+        return PFVM_OK; /* no state is ever kept */
+    if (*state) {
+        if (W && W->dtype == PFVM_FLOAT && W->data && W->rank >= 3 && group >= 1 && pfvm__nn_packed_of(k, W, group) &&
+            pfvm__model_owns(k->node, W->data))
+            return PFVM_OK; /* packed when last bound, from the model's own weights */
+        *state = NULL; /* the last plan's: other weights may sit at its address now (the executor frees it) */
+    }
+    if (!W || W->dtype != PFVM_FLOAT || !W->data || W->rank < 3 || !X || X->dtype != PFVM_FLOAT ||
         (k->n_in > 2 && k->in[2] && k->in[2]->dtype != PFVM_FLOAT) || group < 1 || W->dims[0] % group || W->dims[0] < 1)
         return PFVM_OK;
     M = W->dims[0];
     K = pfvm_tensor_numel(W) / M;
     if (M / group <= 12 || K < 1 || pfvm_tensor_numel(W) != M * K)
         return PFVM_OK;
-    if (pfvm__nn_packed_of(k, W, group))
-        return PFVM_OK; /* packed when last bound */
 #ifdef PFVM__LA_CONV_S1
     if (group == 1 && pfvm__nn_lanes_at_bind(k, X, W)) {
         pk = (pfvm__nn_packed *)pfvm__calloc(1, sizeof *pk);
