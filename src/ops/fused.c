@@ -2423,34 +2423,37 @@ PFVM_INTERNAL pfvm_code pfvm__fz_prepare(pfvm_kctx *k, const pfvm_dtype *in_dtyp
     return PFVM_OK;
 }
 
+/* The function called, or NULL after a failure reported in k->st. */
+static const pfvm_function *pfvm__fz_callee_of(pfvm_kctx *k)
+{
+    const pfvm_function *f = pfvm__fz_callee(k->node);
+    if (f && f->body)
+        return f;
+    pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
+                  k->node->domain);
+    return NULL;
+}
+
 static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
 {
-    const pfvm_function *f;
+    /* looked up by name (strcmp over the model's functions, about 80
+     * instructions a run on a Cortex-M4) only to compile or to fall back
+     * on its body, not when an earlier run's program runs */
+    const pfvm_function *f = NULL;
     pfvm__fz_state *s = (pfvm__fz_state *)k->state;
-    int j, fallback = 1, ran = 0;
+    int j, fallback = 1;
     /* compiled for other input types: compile again */
     for (j = 0; s && s->prog && j < s->prog->n_in && j < k->n_in; j++)
         if (k->in[j] && k->in[j]->dtype != s->prog->in_dtype[j])
             s->tried = 0;
-    /* the program an earlier run compiled: the function is looked up by
-     * name (strcmp over the model's functions, about 80 instructions a run
-     * on a Cortex-M4) only to compile or to fall back on its body */
-    if (!PFVM__FZ_NO_ENGINE && s && s->tried && s->prog) {
-        pfvm_code rc = pfvm__fz_run(s->prog, k, &fallback);
-        if (rc || !fallback)
-            return rc;
-        ran = 1;
-    }
-    f = pfvm__fz_callee(k->node);
-    if (!f || !f->body)
-        return pfvm__op_fail(k->st, k->node, PFVM_ERR_INVALID, "no function '%s' in domain '%s'", k->node->op_type,
-                             k->node->domain);
-    if (PFVM__FZ_NO_ENGINE || ran)
-        return pfvm__fz_run_body(k, f);
-    if (!s || !s->tried) {
+    if (PFVM__FZ_NO_ENGINE || !s || !s->tried) {
         pfvm_dtype dt[64];
         pfvm__fz_prog *p = NULL;
         pfvm_code rc = PFVM_OK;
+        if (!(f = pfvm__fz_callee_of(k)))
+            return k->st ? k->st->code : PFVM_ERR_INVALID;
+        if (PFVM__FZ_NO_ENGINE)
+            return pfvm__fz_run_body(k, f);
         if (k->n_in <= 64) {
             for (j = 0; j < k->n_in; j++)
                 dt[j] = k->in[j] && k->in[j]->kind == PFVM_KIND_TENSOR ? k->in[j]->dtype : PFVM_UNDEFINED;
@@ -2477,7 +2480,11 @@ static pfvm_code pfvm__fz_kernel(pfvm_kctx *k)
         if (rc)
             return rc;
     }
-    return fallback ? pfvm__fz_run_body(k, f) : PFVM_OK;
+    if (!fallback)
+        return PFVM_OK;
+    if (!f && !(f = pfvm__fz_callee_of(k)))
+        return k->st ? k->st->code : PFVM_ERR_INVALID;
+    return pfvm__fz_run_body(k, f);
 }
 
 PFVM_INTERNAL const pfvm_op_def pfvm__op_function_call = {
